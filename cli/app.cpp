@@ -1,0 +1,172 @@
+// The CLI definition: one table of subcommands (name, summary, preconditions, options, entry
+// point), parsed by CLI11 into the plain option structs of commands/options.hpp. The only
+// file that includes CLI11. Errors from anywhere below end in the one catch in run().
+#include "cli/app.hpp"
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/generate.hpp"
+#include "commands/commands.hpp"
+
+namespace kasava::cli {
+
+using commands::ExitStatus;
+
+namespace {
+
+constexpr const char* k_version = "0.1.0";
+
+/// What a command needs before it runs, checked by the command's resolve step.
+enum class Needs {
+  nothing,     ///< index: finds or clones its own target
+  index,       ///< ask, status: an index, found by walking up or made from the repository
+};
+
+/// Every option struct, filled by the parser.
+struct ParsedOptions {
+  commands::GlobalOptions global;
+  commands::IndexCommandOptions index;
+  commands::AskCommandOptions ask;
+  commands::StatusCommandOptions status;
+};
+
+struct CommandSpec {
+  const char* name;
+  const char* summary;
+  const char* examples;
+  Needs needs;
+  std::function<void(CLI::App&, ParsedOptions&)> define;
+  std::function<ExitStatus(ParsedOptions&, commands::Context&)> run;
+};
+
+const std::vector<CommandSpec>& command_table() {
+  static const std::vector<CommandSpec> table = {
+      {"index", "Index a repository, a directory or a URL (cloned into the cache)",
+       "  kasava index                        # the repository you stand in\n"
+       "  kasava index ~/src/project --json\n"
+       "  kasava index --rev \"$CI_COMMIT_SHA\"  # a commit's tree, for CI\n"
+       "  kasava index https://host/org/repo   # clone, then index",
+       Needs::nothing,
+       [](CLI::App& app, ParsedOptions& o) {
+         app.add_option("target", o.index.target, "Path or URL to index (default: current directory)");
+         app.add_option("--rev", o.index.revision, "Index the tree of this commit instead of the working tree");
+         app.add_option("--max-file-size", o.index.max_file_size, "Skip files larger than this many bytes")
+             ->default_val(o.index.max_file_size)->check(CLI::PositiveNumber);
+         app.add_option("--threads", o.index.threads, "Parser threads (default: one per core)");
+         app.add_flag("--rebuild", o.index.rebuild, "Discard the existing index and build it anew");
+         app.add_flag("--json", o.index.json, "Print the summary as JSON on stdout");
+       },
+       [](ParsedOptions& o, commands::Context& c) { return commands::run_index(o.index, c); }},
+      {"ask", "Find the places in the code that answer a question",
+       "  kasava ask \"where is auth\"\n"
+       "  kasava ask \"retry backoff\" --lang go --path 'internal/**' --limit 5\n"
+       "  kasava ask parseConfig --json --min-score 0.5   # exit 1 when nothing matches",
+       Needs::index,
+       [](CLI::App& app, ParsedOptions& o) {
+         app.add_option("query", o.ask.query, "The question, in words or identifiers")->required();
+         app.add_option("-n,--limit", o.ask.limit, "Number of results")
+             ->default_val(o.ask.limit)->check(CLI::Range(1, 10000));
+         app.add_option("--lang", o.ask.language, "Only results in this language (e.g. python)");
+         app.add_option("--path", o.ask.path_glob, "Only results whose path matches this glob");
+         app.add_option("--mode", o.ask.mode, "Ranking: hybrid, semantic or lexical")
+             ->default_val(o.ask.mode)->check(CLI::IsMember({"hybrid", "semantic", "lexical"}));
+         app.add_option("--min-score", o.ask.min_score, "Drop results scoring below this (0-1)")
+             ->check(CLI::Range(0.0, 1.0));
+         app.add_flag("--json", o.ask.json, "Print results as one JSON document");
+         app.add_flag("--no-refresh", o.ask.no_refresh, "Do not update the index before searching");
+       },
+       [](ParsedOptions& o, commands::Context& c) { return commands::run_ask(o.ask, c); }},
+      {"status", "Show what the index holds and whether it is up to date",
+       "  kasava status\n"
+       "  kasava status --json",
+       Needs::index,
+       [](CLI::App& app, ParsedOptions& o) {
+         app.add_flag("--json", o.status.json, "Print the status as JSON");
+       },
+       [](ParsedOptions& o, commands::Context& c) { return commands::run_status(o.status, c); }},
+  };
+  return table;
+}
+
+void print_error(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "kasava: error: %s\n", message.c_str());
+}
+
+} // namespace
+
+int run(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a closed pipe shows up as a write error, handled below
+
+  ParsedOptions options;
+  CLI::App app{"kasava: semantic code search for git repositories, offline by default", "kasava"};
+  app.set_version_flag("-V,--version", std::string("kasava ") + k_version);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.footer("Run 'kasava <command> --help' for a command's options and examples.");
+  std::string color = "auto";
+  app.add_option("--index", options.global.index_path,
+                 "Index file to use (default: .kasava/index.db of the repository)")
+      ->envname("KASAVA_INDEX");
+  app.add_option("--color", color, "When to use colour: auto, always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_flag("-q,--quiet", options.global.quiet, "No progress and no warnings on stderr");
+
+  const CommandSpec* selected = nullptr;
+  for (const auto& spec : command_table()) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
+    sub->footer(std::string("Examples:\n") + spec.examples);
+    spec.define(*sub, options);
+    sub->callback([&selected, &spec] { selected = &spec; });
+  }
+
+  // Hidden: regenerates man/kasava.1 and completions/ from this definition.
+  std::string generate_format;
+  CLI::App* generate = app.add_subcommand("generate", "Print the man page or a completion script");
+  generate->group("");
+  generate->add_option("format", generate_format, "man, bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"man", "bash", "zsh", "fish"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(e.what() + std::string(" (see 'kasava --help')"));
+    return commands::exit_code(ExitStatus::error);
+  }
+  options.global.color = color == "always"  ? commands::ColorChoice::always
+                         : color == "never" ? commands::ColorChoice::never
+                                            : commands::ColorChoice::automatic;
+
+  if (generate->parsed()) {
+    std::fputs(generate_document(app, generate_format).value_or("").c_str(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : commands::exit_code(ExitStatus::error);
+  }
+
+  try {
+    commands::Context context(options.global);
+    const ExitStatus status = selected->run(options, context);
+    if (!context.output.flush()) return commands::exit_code(status);  // stdout closed: quietly
+    return commands::exit_code(status);
+  } catch (const util::Failure& e) {
+    print_error(e.what());
+  } catch (const std::exception& e) {
+    print_error(std::string("unexpected: ") + e.what());
+  }
+  return commands::exit_code(ExitStatus::error);
+}
+
+} // namespace kasava::cli

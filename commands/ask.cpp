@@ -1,0 +1,154 @@
+// `kasava ask QUERY`: refreshes the index if needed, ranks chunks for the query and prints
+// the best places (path:lines, kind, symbol and a few numbered lines of code), or JSON.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "commands/commands.hpp"
+#include "core/search/search.hpp"
+#include "core/util/json.hpp"
+#include "core/util/strings.hpp"
+#include "core/util/tokenize.hpp"
+
+namespace kasava::commands {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int k_snippet_lines = 8;
+
+std::string results_json(const std::string& query, const std::vector<search::SearchHit>& hits) {
+  util::JsonWriter json;
+  json.begin_object();
+  json.key("query").value(query);
+  json.key("results").begin_array();
+  for (const auto& hit : hits) {
+    const auto& chunk = hit.record.chunk;
+    json.begin_object();
+    json.key("rank").value(hit.rank);
+    json.key("path").value(hit.record.path);
+    json.key("start_line").value(chunk.start_line);
+    json.key("end_line").value(chunk.end_line);
+    json.key("language").value(hit.record.language);
+    json.key("kind").value(chunk.kind);
+    json.key("symbol").value(chunk.symbol);
+    json.key("parent").value(chunk.parent);
+    json.key("signature").value(chunk.signature);
+    json.key("score").value(hit.score);
+    json.key("snippet").value(chunk.text);
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+  return json.str() + "\n";
+}
+
+bool is_word_byte(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return std::isalnum(u) || c == '_' || u >= 0x80;
+}
+
+// The line with every word that matches a query term (whole or by one of its parts) painted.
+std::string highlight(std::string_view line, const std::set<std::string>& terms, const Output& output) {
+  if (!output.color() || terms.empty()) return std::string(line);
+  std::string result;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    if (!is_word_byte(line[i])) {
+      result += line[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < line.size() && is_word_byte(line[end])) ++end;
+    const std::string_view word = line.substr(i, end - i);
+    bool matches = terms.count(util::to_lower(word)) > 0;
+    for (const auto& part : util::split_identifier(word)) matches = matches || terms.count(part) > 0;
+    result += matches ? output.paint(word, Style::match) : std::string(word);
+    i = end;
+  }
+  return result;
+}
+
+std::string format_hit(const search::SearchHit& hit, const std::set<std::string>& terms,
+                       const Output& output) {
+  const auto& chunk = hit.record.chunk;
+  std::string text = output.paint(hit.record.path, Style::path) + ":" +
+                     std::to_string(chunk.start_line) + "-" + std::to_string(chunk.end_line);
+  text += "  ";
+  text += output.paint(chunk.kind, Style::kind);
+  if (!chunk.symbol.empty()) {
+    const std::string name = chunk.parent.empty() ? chunk.symbol : chunk.parent + "." + chunk.symbol;
+    text += ' ';
+    text += output.paint(name, Style::symbol);
+  }
+  char score[32];
+  std::snprintf(score, sizeof score, "  (%.2f)", hit.score);
+  text += output.paint(score, Style::score);
+  text += "\n";
+
+  const auto lines = util::split(util::to_valid_utf8(chunk.text), '\n');
+  const int last_line = chunk.start_line + static_cast<int>(lines.size()) - 1;
+  const int width = static_cast<int>(std::to_string(std::max(last_line, 1)).size());
+  int shown = 0;
+  for (std::size_t i = 0; i < lines.size() && shown < k_snippet_lines; ++i) {
+    std::string_view line = lines[i];
+    if (shown == 0 && util::trim(line).empty()) continue;  // no leading blank lines
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    char number[16];
+    std::snprintf(number, sizeof number, "%*d", width, chunk.start_line + static_cast<int>(i));
+    text += "  ";
+    text += output.paint(number, Style::line_number);
+    text += "  ";
+    text += highlight(line, terms, output);
+    text += '\n';
+    ++shown;
+  }
+  if (lines.size() > static_cast<std::size_t>(shown) + 1) {
+    text += "  ";
+    text += output.paint(std::string(static_cast<std::size_t>(width), ' ') + "  …", Style::dim);
+    text += '\n';
+  }
+  return text;
+}
+
+} // namespace
+
+ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
+  const auto mode = search::parse_mode(options.mode);
+  if (!mode) {
+    throw util::Failure("invalid --mode '" + options.mode + "': expected hybrid, semantic or lexical");
+  }
+  const QueryTarget target = resolve_query_target(context);
+  if (!options.no_refresh) {
+    refresh_index(context, target);
+  } else if (!fs::exists(target.index_path)) {
+    throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
+  }
+  auto store = store::Store::open(target.index_path, store::OpenMode::read_only).value_or_throw();
+
+  search::SearchOptions search_options;
+  search_options.query = options.query;
+  search_options.limit = options.limit;
+  search_options.language = options.language;
+  search_options.path_glob = options.path_glob;
+  search_options.mode = *mode;
+  search_options.min_score = options.min_score;
+  auto hits = search::search(*store, search_options, nullptr).value_or_throw();
+
+  if (options.json) {
+    context.output.out(results_json(options.query, hits));
+  } else {
+    std::set<std::string> terms;
+    for (const auto& term : util::query_terms(options.query)) terms.insert(term);
+    for (std::size_t i = 0; i < hits.size(); ++i) {
+      if (i > 0) context.output.out("\n");
+      context.output.out(format_hit(hits[i], terms, context.output));
+    }
+  }
+  return hits.empty() ? ExitStatus::no_result : ExitStatus::success;
+}
+
+} // namespace kasava::commands

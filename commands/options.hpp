@@ -1,0 +1,43 @@
+// Plain option structs, one per subcommand, filled by the CLI definition in cli/ and read by
+// the commands. No CLI library here: commands and tests build these directly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace kasava::commands {
+
+enum class ColorChoice { automatic, always, never };
+
+/// Options every command accepts.
+struct GlobalOptions {
+  std::string index_path;  ///< --index / KASAVA_INDEX; "" = find it
+  ColorChoice color = ColorChoice::automatic;
+  bool quiet = false;      ///< --quiet: no progress, no warnings
+};
+
+struct IndexCommandOptions {
+  std::string target;      ///< path or URL; "" = the current directory
+  std::string revision;    ///< --rev; "" = the working tree
+  std::uint64_t max_file_size = 1024 * 1024;
+  unsigned threads = 0;    ///< 0 = one per core
+  bool rebuild = false;    ///< --rebuild: start from an empty index
+  bool json = false;
+};
+
+struct AskCommandOptions {
+  std::string query;
+  int limit = 10;
+  std::string language;
+  std::string path_glob;
+  std::string mode = "hybrid";
+  double min_score = 0.0;
+  bool json = false;
+  bool no_refresh = false;
+};
+
+struct StatusCommandOptions {
+  bool json = false;
+};
+
+} // namespace kasava::commands

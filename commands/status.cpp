@@ -1,0 +1,115 @@
+// `kasava status`: what the index holds — files, chunks, languages, model, last indexed
+// commit, files changed since, size on disk — for people or as JSON.
+#include <cstdio>
+#include <filesystem>
+
+#include "commands/commands.hpp"
+#include "core/repo/source.hpp"
+#include "core/util/json.hpp"
+#include "core/util/strings.hpp"
+
+namespace kasava::commands {
+
+namespace {
+
+// Files whose content differs from the index (changed, new or deleted), or -1 when the
+// source is not available to compare.
+long count_stale_files(const store::Store& store, const std::optional<std::string>& root) {
+  if (!root) return -1;
+  auto source = repo::open_source(*root, {});
+  if (!source) return -1;
+  auto entries = (*source)->list();
+  if (!entries) return -1;
+  auto states = store.file_states();
+  long stale = 0;
+  for (auto& entry : *entries) {
+    if (entry.kind == repo::EntryKind::submodule) continue;
+    auto state = states.find(entry.path);
+    if (state == states.end()) {
+      ++stale;
+      continue;
+    }
+    if (entry.blob_id.empty() && entry.size <= 1024 * 1024) (*source)->read(entry);
+    if (entry.blob_id != state->second.blob_id &&
+        !(entry.blob_id.empty() && !state->second.skip_reason.empty())) {
+      ++stale;
+    }
+    states.erase(state);
+  }
+  return stale + static_cast<long>(states.size());
+}
+
+} // namespace
+
+ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
+  QueryTarget target = resolve_query_target(context);
+  if (!std::filesystem::exists(target.index_path)) {
+    throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
+  }
+  auto store = store::Store::open(target.index_path, store::OpenMode::read_only).value_or_throw();
+  const auto stats = store->stats();
+  const std::string root = store->meta("root").value_or("");
+  const std::string commit = store->meta("commit").value_or("");
+  const std::string revision = store->meta("revision").value_or("");
+  const std::string indexed_at = store->meta("indexed_at").value_or("");
+  const std::string model = store->meta("embedding_model").value_or("none");
+  const long stale = revision.empty() ? count_stale_files(*store, target.root) : -1;
+
+  if (options.json) {
+    util::JsonWriter json;
+    json.begin_object();
+    json.key("index").value(target.index_path);
+    json.key("root").value(root);
+    json.key("commit").value(commit);
+    json.key("revision").value(revision);
+    json.key("indexed_at").value(indexed_at);
+    json.key("files").value(static_cast<std::int64_t>(stats.files));
+    json.key("skipped_files").value(static_cast<std::int64_t>(stats.skipped_files));
+    json.key("chunks").value(static_cast<std::int64_t>(stats.chunks));
+    json.key("languages").begin_object();
+    for (const auto& [language, count] : stats.files_per_language) {
+      json.key(language.empty() ? "text" : language).value(static_cast<std::int64_t>(count));
+    }
+    json.end_object();
+    json.key("model").value(model);
+    json.key("source_bytes").value(static_cast<std::int64_t>(stats.source_bytes));
+    json.key("index_bytes").value(static_cast<std::int64_t>(stats.index_bytes));
+    json.key("stale_files");
+    if (stale >= 0) {
+      json.value(static_cast<std::int64_t>(stale));
+    } else {
+      json.null();
+    }
+    json.end_object();
+    context.output.out(json.str() + "\n");
+    return ExitStatus::success;
+  }
+
+  std::string languages;
+  for (const auto& [language, count] : stats.files_per_language) {
+    if (!languages.empty()) languages += ", ";
+    languages += (language.empty() ? "text" : language) + " " + std::to_string(count);
+  }
+  std::string text;
+  auto row = [&](const char* label, const std::string& value) {
+    char padded[16];
+    std::snprintf(padded, sizeof padded, "%-11s", label);
+    text += context.output.paint(padded, Style::kind) + value + "\n";
+  };
+  row("index", target.index_path + " (" + util::format_bytes(stats.index_bytes) + ")");
+  row("root", root);
+  row("commit", commit.empty() ? "(none)" : commit + (revision.empty() ? "" : " (--rev " + revision + ")"));
+  row("indexed", indexed_at);
+  row("files", std::to_string(stats.files) + " indexed, " + std::to_string(stats.skipped_files) +
+                   " skipped, " + util::format_bytes(stats.source_bytes) + " of source");
+  row("chunks", std::to_string(stats.chunks));
+  row("languages", languages.empty() ? "(none)" : languages);
+  row("model", model == "none" ? "none (lexical search only)" : model);
+  if (stale >= 0) {
+    row("stale", stale == 0 ? "up to date" : std::to_string(stale) + " files changed since indexed");
+  }
+  context.output.out(text);
+  return ExitStatus::success;
+}
+
+} // namespace kasava::commands

@@ -1,0 +1,59 @@
+// The indexing pipeline: list the source's files, skip what should not be indexed, parse and
+// chunk what changed (in parallel), and write it to the store in transactions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/repo/source.hpp"
+#include "core/store/store.hpp"
+#include "core/util/result.hpp"
+
+namespace kasava::index {
+
+struct IndexOptions {
+  std::uint64_t max_file_size = 1024 * 1024;  ///< --max-file-size: larger files are skipped
+  unsigned threads = 0;                       ///< parser threads; 0 = one per core
+};
+
+/// Progress of a run, reported to the caller (never printed by core/).
+struct IndexProgress {
+  std::size_t files_done = 0;   ///< files looked at so far
+  std::size_t files_total = 0;  ///< files listed by the source
+  std::size_t files_parsed = 0; ///< files parsed so far (new or changed content)
+  std::size_t chunks = 0;       ///< chunks written so far
+};
+
+/// What one run did: the figures of the summary line and of --json.
+struct IndexSummary {
+  std::size_t files = 0;          ///< files listed by the source
+  std::size_t indexed = 0;        ///< files in the index after the run (not skipped)
+  std::size_t parsed = 0;         ///< files parsed in this run (new or changed)
+  std::size_t unchanged = 0;      ///< files whose content was already indexed
+  std::size_t removed = 0;        ///< files dropped because they are gone
+  std::size_t chunks = 0;         ///< chunks in the index after the run
+  std::size_t chunks_written = 0; ///< chunks written in this run
+  std::map<std::string, std::size_t> skipped;  ///< files skipped, by reason
+  std::size_t skipped_total() const;
+  std::string commit;             ///< commit id of the indexed tree ("" if none)
+  double seconds = 0.0;
+};
+
+struct IndexCallbacks {
+  std::function<void(const IndexProgress&)> progress;         ///< called often; may be empty
+  std::function<void(const std::string& warning)> warning;    ///< "path: reason"; may be empty
+};
+
+/// Indexes `source` into `store`, incrementally: content already indexed (same blob id) is
+/// not read or parsed again, and files gone from the source are removed. Writes commit in
+/// batches; a run killed midway leaves every file either in its old or its new version.
+util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
+                                     const IndexOptions& options, const IndexCallbacks& callbacks);
+
+/// Why a file's content should not be indexed ("binary", "minified", …) or "" to index it.
+std::string skip_reason_for_content(std::string_view path, std::string_view content);
+
+} // namespace kasava::index

@@ -1,0 +1,51 @@
+// Locating the index: see locate.hpp.
+#include "core/index/locate.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kasava::index {
+
+namespace fs = std::filesystem;
+
+std::string default_index_path(const std::string& root) {
+  return (fs::path(root) / ".kasava" / "index.db").string();
+}
+
+std::optional<std::string> find_index_upward(const std::string& start) {
+  std::error_code error;
+  fs::path dir = fs::absolute(start, error).lexically_normal();
+  if (error) return std::nullopt;
+  while (true) {
+    const fs::path candidate = dir / ".kasava" / "index.db";
+    if (fs::is_regular_file(candidate, error)) return candidate.string();
+    if (!dir.has_parent_path() || dir.parent_path() == dir) return std::nullopt;
+    dir = dir.parent_path();
+  }
+}
+
+void exclude_from_git(const std::string& root) {
+  std::error_code error;
+  const fs::path git_dir = fs::path(root) / ".git";
+  if (!fs::is_directory(git_dir, error)) return;  // not git, or a worktree/submodule link file
+  const fs::path info = git_dir / "info";
+  fs::create_directories(info, error);
+  const fs::path exclude = info / "exclude";
+  std::string existing;
+  {
+    std::ifstream in(exclude);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    existing = buffer.str();
+  }
+  std::istringstream lines(existing);
+  for (std::string line; std::getline(lines, line);) {
+    if (line == ".kasava/" || line == ".kasava" || line == "/.kasava/") return;
+  }
+  std::ofstream out(exclude, std::ios::app);
+  if (!existing.empty() && existing.back() != '\n') out << '\n';
+  out << ".kasava/\n";
+}
+
+} // namespace kasava::index

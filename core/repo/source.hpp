@@ -1,0 +1,95 @@
+// Where the files to index come from: a git repository's working tree or a commit's tree
+// (through libgit2), or a plain directory. The only module that includes <git2.h>.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/util/result.hpp"
+
+namespace kasava::repo {
+
+enum class EntryKind {
+  regular,    ///< a file (executable or not)
+  symlink,    ///< a symbolic link (never followed out of the root)
+  submodule,  ///< a gitlink: never entered
+};
+
+/// One file as the source sees it, before its content is read.
+struct SourceEntry {
+  std::string path;     ///< relative to the root, '/' separators
+  std::string blob_id;  ///< git blob id (40 hex) of the current content; "" if not yet known
+  std::uint64_t size = 0;
+  EntryKind kind = EntryKind::regular;
+};
+
+/// A repository or directory to index.
+class Source {
+public:
+  virtual ~Source() = default;
+
+  /// Absolute path of the root (the work tree for git, the directory otherwise).
+  virtual const std::string& root() const = 0;
+  /// True when backed by a git repository.
+  virtual bool is_git() const = 0;
+  /// The commit id that HEAD (or --rev) points at, "" when there is none.
+  virtual std::string commit_id() const = 0;
+
+  /// Every file to consider, sorted by path (bytewise): for git, tracked files plus untracked
+  /// files that are not ignored (working tree), or the tree of the selected revision. `.git/`
+  /// and `.kasava/` are never listed. blob_id is filled when cheap (unchanged tracked
+  /// files, revisions); otherwise read() computes it. Working-tree symlinks always get ""
+  /// so that read() ids them by their target's content. Sizes of unchanged tracked files
+  /// come from the git index, which stores them modulo 2^32. Untracked folders holding their
+  /// own repository are listed once, as kind submodule. Reads no file content.
+  virtual util::Result<std::vector<SourceEntry>> list() = 0;
+
+  /// The content of one listed entry; fills entry.blob_id if it was empty (for changed
+  /// working-tree files, after git's clean filters, as `git hash-object` does).
+  /// Symlinks: the target's content when it is a regular file inside the root, else an error
+  /// ("symlink leaves the repository", "symlink loop", "dangling symlink", …); with --rev
+  /// always the error "symlink". Submodules: the error "submodule". Error messages carry no
+  /// path: report them as `path: reason`. Safe to call from several threads at once.
+  virtual util::Result<std::string> read(SourceEntry& entry) = 0;
+};
+
+/// Options for open_source().
+struct OpenOptions {
+  /// --rev: index this commit's tree instead of the work tree.
+  std::optional<std::string> revision;
+};
+
+/// Opens the git repository that contains `path`, or `path` as a plain directory when it is
+/// not inside one. Errors: nonexistent path, not a directory, bare repository without --rev,
+/// unknown revision.
+util::Result<std::unique_ptr<Source>> open_source(const std::string& path,
+                                                  const OpenOptions& options);
+
+/// Root of the git work tree containing `path`, if any (no error when there is none).
+std::optional<std::string> find_work_tree(const std::string& path);
+
+/// True when `target` looks like a URL to clone (https://, http://, ssh://, git://, file://,
+/// or scp-like user@host:path).
+bool is_url(const std::string& target);
+
+/// Where a URL is cloned: <cache_dir>/repos/<host>/<path> (credentials and ".git" dropped).
+std::string clone_path_for(const std::string& url, const std::string& cache_dir);
+
+/// A URL with any user:password@ (or token@) part removed, safe to print or store.
+/// scp-like `git@host:path` is returned unchanged (it carries no secret).
+std::string redact_url(const std::string& url);
+
+/// Clones `url` into `destination` (through a temporary sibling renamed at the end), or, when
+/// already cloned there, fetches and hard-resets the work tree to the remote's default branch.
+/// Returns the absolute work tree path. Errors never contain the URL's credentials, and the
+/// clone's stored origin URL has them removed.
+util::Result<std::string> clone_or_fetch(const std::string& url, const std::string& destination);
+
+/// Git blob id (40 hex) of `content`, as `git hash-object` computes it.
+std::string blob_id_of(std::string_view content);
+
+}  // namespace kasava::repo

@@ -1,0 +1,85 @@
+// RAII handles for SQLite: see sqlite.hpp.
+#include "core/store/sqlite.hpp"
+
+namespace kasava::store::sqlite {
+
+Statement::Statement(sqlite3* db, std::string_view sql) {
+  const int result = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                                        SQLITE_PREPARE_PERSISTENT, &m_statement, nullptr);
+  if (result != SQLITE_OK) {
+    sqlite3_finalize(m_statement);
+    throw Error(result, sqlite3_errmsg(db));
+  }
+}
+
+Query& Query::bind(int index, std::string_view text) {
+  const int result = sqlite3_bind_text64(m_statement, index, text.data(), text.size(),
+                                         SQLITE_TRANSIENT, SQLITE_UTF8);
+  if (result != SQLITE_OK) throw Error(result, sqlite3_errmsg(m_db));
+  return *this;
+}
+
+Query& Query::bind(int index, std::int64_t value) {
+  const int result = sqlite3_bind_int64(m_statement, index, value);
+  if (result != SQLITE_OK) throw Error(result, sqlite3_errmsg(m_db));
+  return *this;
+}
+
+Query& Query::bind(int index, double value) {
+  const int result = sqlite3_bind_double(m_statement, index, value);
+  if (result != SQLITE_OK) throw Error(result, sqlite3_errmsg(m_db));
+  return *this;
+}
+
+bool Query::step() {
+  const int result = sqlite3_step(m_statement);
+  if (result == SQLITE_ROW) return true;
+  if (result == SQLITE_DONE) return false;
+  throw Error(result, sqlite3_errmsg(m_db));
+}
+
+std::string_view Query::column_text(int index) const {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_statement, index));
+  if (text == nullptr) return {};
+  return {text, static_cast<std::size_t>(sqlite3_column_bytes(m_statement, index))};
+}
+
+Database::Database(const std::string& path, int flags) {
+  const int result = sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr);
+  if (result != SQLITE_OK) {
+    // A handle is returned even on failure (unless out of memory) and carries the message.
+    const std::string message = m_db != nullptr ? sqlite3_errmsg(m_db) : sqlite3_errstr(result);
+    sqlite3_close_v2(m_db);
+    m_db = nullptr;
+    throw Error(result, message);
+  }
+}
+
+Database::~Database() {
+  m_statements.clear();  // statements must be finalized before the connection can close
+  sqlite3_close_v2(m_db);
+}
+
+void Database::exec(const char* sql) {
+  char* message = nullptr;
+  const int result = sqlite3_exec(m_db, sql, nullptr, nullptr, &message);
+  if (result != SQLITE_OK) {
+    const std::string text = message != nullptr ? message : sqlite3_errstr(result);
+    sqlite3_free(message);
+    throw Error(result, text);
+  }
+}
+
+Query Database::query(std::string_view sql) {
+  auto found = m_statements.find(sql);
+  if (found == m_statements.end()) {
+    found = m_statements.emplace(std::string(sql), std::make_unique<Statement>(m_db, sql)).first;
+  }
+  return Query(m_db, *found->second);
+}
+
+void Database::check(int result_code) const {
+  if (result_code != SQLITE_OK) throw Error(result_code, sqlite3_errmsg(m_db));
+}
+
+} // namespace kasava::store::sqlite

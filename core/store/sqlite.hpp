@@ -1,0 +1,118 @@
+// RAII handles for a SQLite connection and its prepared statements. Internal to core/store:
+// the only header besides tokenizer.cpp's that includes <sqlite3.h>.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace kasava::store::sqlite {
+
+/// A failed SQLite call: the library's own message ("file is not a database") and result code.
+/// Store methods catch it and add context (which index, doing what).
+class Error : public std::runtime_error {
+public:
+  Error(int code, const std::string& message) : std::runtime_error(message), m_code(code) {}
+  int code() const { return m_code; }
+
+private:
+  int m_code;
+};
+
+/// Owns one prepared statement.
+class Statement {
+public:
+  Statement(sqlite3* db, std::string_view sql);
+  ~Statement() { sqlite3_finalize(m_statement); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  sqlite3_stmt* get() const { return m_statement; }
+
+private:
+  sqlite3_stmt* m_statement = nullptr;
+};
+
+/// One use of a (cached) statement: bind, step, read columns. Resets the statement and clears
+/// its bindings when it goes out of scope, so a cached statement is always ready for the next
+/// use — also after an exception — and never holds a read transaction open.
+class Query {
+public:
+  Query(sqlite3* db, Statement& statement) : m_db(db), m_statement(statement.get()) {}
+  ~Query() {
+    sqlite3_reset(m_statement);
+    sqlite3_clear_bindings(m_statement);
+  }
+  Query(const Query&) = delete;
+  Query& operator=(const Query&) = delete;
+
+  /// Parameters are 1-based. Text is copied (SQLITE_TRANSIENT), so temporaries are safe.
+  Query& bind(int index, std::string_view text);
+  Query& bind(int index, std::int64_t value);
+  Query& bind(int index, double value);
+
+  /// Advances to the next row: true when there is one, false when done; throws Error.
+  bool step();
+  /// Steps a statement that returns no rows.
+  void run() {
+    while (step()) {
+    }
+  }
+
+  std::int64_t column_int64(int index) const { return sqlite3_column_int64(m_statement, index); }
+  double column_double(int index) const { return sqlite3_column_double(m_statement, index); }
+  /// Text of a column; "" for NULL. Valid until the next step.
+  std::string_view column_text(int index) const;
+  bool column_is_null(int index) const {
+    return sqlite3_column_type(m_statement, index) == SQLITE_NULL;
+  }
+
+private:
+  sqlite3* m_db;
+  sqlite3_stmt* m_statement;
+};
+
+/// Owns a connection and a cache of its prepared statements (the store reuses a handful of
+/// statements thousands of times per second while indexing; preparing each time would cost
+/// more than the insert).
+class Database {
+public:
+  /// Opens path with sqlite3_open_v2 flags; throws Error with SQLite's message.
+  Database(const std::string& path, int flags);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  sqlite3* get() const { return m_db; }
+  /// The rowid of the last successful INSERT on this connection.
+  std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(m_db); }
+
+  /// Runs one or more statements that return no rows.
+  void exec(const char* sql);
+  /// A use of the statement for sql, prepared on first use and kept until the connection closes.
+  Query query(std::string_view sql);
+  /// Throws Error for a failed result code, with the connection's current message.
+  void check(int result_code) const;
+
+private:
+  // Lets the cache be searched with a string_view: no allocation per lookup.
+  struct SqlHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view sql) const {
+      return std::hash<std::string_view>{}(sql);
+    }
+  };
+
+  sqlite3* m_db = nullptr;
+  std::unordered_map<std::string, std::unique_ptr<Statement>, SqlHash, std::equal_to<>>
+      m_statements;
+};
+
+} // namespace kasava::store::sqlite

@@ -1,0 +1,500 @@
+// The index file: schema, opening and version checks, writes and reads over SQLite.
+//
+// Layout. `files` has one row per path (with the blob id that makes indexing incremental and
+// a skip reason for files remembered but not indexed); `chunks` holds each chunk's metadata
+// and text — the only copy of the text, so `ask` works from the index file alone; `vectors`
+// will hold embeddings by chunk id; `meta` is key/value (schema_version, root, commit, ...).
+//
+// Full text. `chunks_fts` is a *contentless* FTS5 table (content=''): it stores only the
+// inverted index, never the text again, which keeps the file under about twice the source
+// size. Its rowid is the chunk id and its columns are, per chunk:
+//   symbol — the chunk's symbol and its parent ("parse Config"), so a method is found by its
+//            class name too;
+//   path   — the file's path (components come out as tokens: "core/store/store.cpp" →
+//            core, store, store, cpp);
+//   doc    — the doc comment followed by the signature: words of a definition's interface
+//            (parameter and return types) weigh more than words deep in a body;
+//   body   — the chunk's text.
+// Text is split by the "kasava" tokenizer (tokenizer.cpp), wrapped by porter for stemming.
+//
+// Deleting from a contentless table takes the FTS5 'delete' command with the row's original
+// column values, token for token. fts_symbol()/fts_doc() below compute them from the stored
+// columns for both the insert and the delete, so the two cannot drift apart; a file's rows
+// are deleted before its file row, while its path is still known.
+#include "core/store/store.hpp"
+
+#include <filesystem>
+#include <system_error>
+#include <unordered_set>
+#include <utility>
+
+#include "core/store/sqlite.hpp"
+#include "core/store/tokenizer.hpp"
+
+namespace kasava::store {
+namespace {
+
+// "KASV": marks a SQLite file as a kasava index (PRAGMA application_id), so we never write
+// schema into somebody else's database.
+constexpr std::int64_t k_application_id = 0x4B415356;
+// A reader waits this long for a writer's commit instead of failing with "database is locked".
+constexpr int k_busy_timeout_ms = 5000;
+// Page cache per connection (negative = KiB): FTS5 segment merges while indexing read a lot.
+constexpr const char* k_cache_size_pragma = "PRAGMA cache_size=-16384";
+
+constexpr const char* k_schema_sql = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(
+  id INTEGER PRIMARY KEY,
+  path TEXT UNIQUE NOT NULL,
+  blob_id TEXT NOT NULL,
+  language TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  skip_reason TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE chunks(
+  id INTEGER PRIMARY KEY,
+  file_id INTEGER NOT NULL REFERENCES files(id),
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  symbol TEXT NOT NULL,
+  parent TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  doc TEXT NOT NULL,
+  text TEXT NOT NULL
+);
+CREATE INDEX chunks_file_id ON chunks(file_id);
+CREATE TABLE vectors(chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id), vector BLOB NOT NULL);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+  symbol, path, doc, body, content='', tokenize='porter kasava'
+);
+)sql";
+
+constexpr const char* k_insert_file_sql =
+    "INSERT INTO files(path, blob_id, language, size, skip_reason) VALUES(?1, ?2, ?3, ?4, ?5)";
+constexpr const char* k_insert_chunk_sql =
+    "INSERT INTO chunks(file_id, start_line, end_line, kind, symbol, parent, signature, doc, text)"
+    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+constexpr const char* k_insert_fts_sql =
+    "INSERT INTO chunks_fts(rowid, symbol, path, doc, body) VALUES(?1, ?2, ?3, ?4, ?5)";
+constexpr const char* k_delete_fts_sql =
+    "INSERT INTO chunks_fts(chunks_fts, rowid, symbol, path, doc, body)"
+    " VALUES('delete', ?1, ?2, ?3, ?4, ?5)";
+constexpr const char* k_search_sql =
+    "SELECT rowid, bm25(chunks_fts, ?1, ?2, ?3, ?4) AS score FROM chunks_fts"
+    " WHERE chunks_fts MATCH ?5 ORDER BY score LIMIT ?6";
+constexpr const char* k_chunk_by_id_sql =
+    "SELECT f.path, f.language, c.kind, c.symbol, c.parent, c.signature, c.doc, c.start_line,"
+    " c.end_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1";
+
+// The FTS column values of a chunk; used for both insert and delete (see the top of the file).
+std::string fts_symbol(std::string_view symbol, std::string_view parent) {
+  std::string value(symbol);
+  if (!parent.empty()) {
+    value += ' ';
+    value += parent;
+  }
+  return value;
+}
+
+std::string fts_doc(std::string_view doc, std::string_view signature) {
+  std::string value(doc);
+  if (!signature.empty()) {
+    value += '\n';
+    value += signature;
+  }
+  return value;
+}
+
+// The first column of the first row of a one-value query (a PRAGMA, a count).
+std::int64_t query_int(sqlite::Database& db, const char* sql) {
+  auto query = db.query(sql);
+  return query.step() ? query.column_int64(0) : 0;
+}
+
+bool has_table(sqlite::Database& db, std::string_view name) {
+  auto query = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  query.bind(1, name);
+  return query.step();
+}
+
+bool is_empty_database(sqlite::Database& db) {
+  return query_int(db, "PRAGMA application_id") == 0 &&
+         query_int(db, "SELECT count(*) FROM sqlite_schema") == 0;
+}
+
+// Undoes a partial put_file/remove_file when something throws, inside or outside a
+// transaction: a file is replaced completely or not at all.
+class Savepoint {
+public:
+  explicit Savepoint(sqlite::Database& db) : m_db(db) { m_db.exec("SAVEPOINT store_write"); }
+  ~Savepoint() {
+    if (m_released) return;
+    try {
+      m_db.exec("ROLLBACK TO store_write; RELEASE store_write");
+    } catch (const sqlite::Error&) {
+      // Already unwinding from the error that matters; SQLite may have rolled back itself.
+    }
+  }
+  Savepoint(const Savepoint&) = delete;
+  Savepoint& operator=(const Savepoint&) = delete;
+
+  void release() {
+    m_db.exec("RELEASE store_write");
+    m_released = true;
+  }
+
+private:
+  sqlite::Database& m_db;
+  bool m_released = false;
+};
+
+} // namespace
+
+struct Store::Impl {
+  Impl(std::string path, OpenMode mode, int flags)
+      : m_path(std::move(path)), m_mode(mode), m_db(m_path, flags) {}
+
+  std::string m_path;
+  OpenMode m_mode;
+  sqlite::Database m_db;
+
+  // Runs f; an SQLite failure becomes util::Failure("<doing> index 'path': <reason>").
+  template <typename F>
+  decltype(auto) guarded(const char* doing, F&& f) {
+    try {
+      return f();
+    } catch (const sqlite::Error& error) {
+      throw util::Failure(std::string(doing) + " index '" + m_path + "': " + error.what());
+    }
+  }
+
+  // Checks that the file is a kasava index of our schema version; creates the schema in an
+  // empty file when writing.
+  util::Status prepare() {
+    const std::string quoted = "'" + m_path + "'";
+    if (is_empty_database(m_db)) {  // the first read: a file that is not SQLite fails here
+      if (m_mode == OpenMode::read_only) {
+        return util::Error{"no index at " + quoted + ": run `kasava index` first"};
+      }
+      create_schema();
+    }
+    if (query_int(m_db, "PRAGMA application_id") != k_application_id || !has_table(m_db, "meta")) {
+      return util::Error{"opening index " + quoted + ": file is not a kasava index"};
+    }
+    const auto version = read_meta("schema_version");
+    if (!version) return util::Error{"opening index " + quoted + ": file is not a kasava index"};
+    if (*version != std::to_string(k_schema_version)) {
+      return util::Error{"index " + quoted + " was built by another version of kasava (schema " +
+                         *version + ", expected " + std::to_string(k_schema_version) +
+                         "): rebuild it with `kasava index --rebuild`"};
+    }
+    if (m_mode == OpenMode::read_write) {
+      // WAL: readers (`ask` while `index` runs) never block and never see a half-written
+      // commit; NORMAL sync is durable to the last checkpoint, which a rebuildable cache needs.
+      m_db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
+    }
+    m_db.exec(k_cache_size_pragma);
+    return util::ok_status();
+  }
+
+  void create_schema() {
+    // Both only take effect before the first table exists. 8 KiB pages waste less space
+    // than 4 KiB around chunk rows of one to a few KiB (measured: about 7% smaller files);
+    // incremental auto-vacuum lets optimize() give back the pages an FTS merge frees.
+    m_db.exec("PRAGMA page_size=8192; PRAGMA auto_vacuum=INCREMENTAL");
+    m_db.exec("PRAGMA journal_mode=WAL");
+    m_db.exec("BEGIN IMMEDIATE");
+    try {
+      // Another process may have created it while we waited for the write lock.
+      if (query_int(m_db, "SELECT count(*) FROM sqlite_schema") == 0) {
+        m_db.exec(k_schema_sql);
+        const std::string pragmas = "PRAGMA application_id=" + std::to_string(k_application_id) +
+                                    "; PRAGMA user_version=" + std::to_string(k_schema_version);
+        m_db.exec(pragmas.c_str());
+        write_meta("schema_version", std::to_string(k_schema_version));
+      }
+      m_db.exec("COMMIT");
+    } catch (...) {
+      if (sqlite3_get_autocommit(m_db.get()) == 0) {
+        sqlite3_exec(m_db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+      }
+      throw;
+    }
+  }
+
+  std::optional<std::string> read_meta(std::string_view key) {
+    auto query = m_db.query("SELECT value FROM meta WHERE key = ?1");
+    query.bind(1, key);
+    if (!query.step()) return std::nullopt;
+    return std::string(query.column_text(0));
+  }
+
+  void write_meta(std::string_view key, std::string_view value) {
+    m_db.query(
+            "INSERT INTO meta(key, value) VALUES(?1, ?2)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+        .bind(1, key)
+        .bind(2, value)
+        .run();
+  }
+
+  // Deletes a file's row, its chunks and their FTS rows and vectors.
+  void delete_file(std::string_view file_path) {
+    std::int64_t file_id = 0;
+    {
+      auto query = m_db.query("SELECT id FROM files WHERE path = ?1");
+      query.bind(1, file_path);
+      if (!query.step()) return;
+      file_id = query.column_int64(0);
+    }
+    {
+      auto chunks = m_db.query(
+          "SELECT id, symbol, parent, signature, doc, text FROM chunks WHERE file_id = ?1");
+      chunks.bind(1, file_id);
+      while (chunks.step()) {
+        m_db.query(k_delete_fts_sql)
+            .bind(1, chunks.column_int64(0))
+            .bind(2, fts_symbol(chunks.column_text(1), chunks.column_text(2)))
+            .bind(3, file_path)
+            .bind(4, fts_doc(chunks.column_text(4), chunks.column_text(3)))
+            .bind(5, chunks.column_text(5))
+            .run();
+      }
+    }
+    m_db.query("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE file_id = ?1)")
+        .bind(1, file_id)
+        .run();
+    m_db.query("DELETE FROM chunks WHERE file_id = ?1").bind(1, file_id).run();
+    m_db.query("DELETE FROM files WHERE id = ?1").bind(1, file_id).run();
+  }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Store::~Store() = default;
+
+util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMode mode) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  int flags = SQLITE_OPEN_NOMUTEX;  // one Store per thread: no need for SQLite's mutexes
+  if (mode == OpenMode::read_only) {
+    if (!fs::exists(path, error)) {
+      return util::Error{"no index at '" + path + "': run `kasava index` first"};
+    }
+    flags |= SQLITE_OPEN_READONLY;
+  } else {
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty()) {
+      fs::create_directories(parent, error);
+      if (error) {
+        return util::Error{"creating directory '" + parent.string() + "': " + error.message()};
+      }
+    }
+    flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  }
+
+  const std::string context = "opening index '" + path + "': ";
+  try {
+    auto impl = std::make_unique<Impl>(path, mode, flags);
+    sqlite3_busy_timeout(impl->m_db.get(), k_busy_timeout_ms);
+    if (const std::string failure = register_tokenizer(impl->m_db.get()); !failure.empty()) {
+      return util::Error{context + failure};
+    }
+    if (auto status = impl->prepare(); !status) return status.error();
+    return std::unique_ptr<Store>(new Store(std::move(impl)));
+  } catch (const sqlite::Error& failure) {
+    return util::Error{context + failure.what()};
+  }
+}
+
+util::Status Store::remove(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    const std::string file = path + suffix;
+    std::error_code error;
+    std::filesystem::remove(file, error);
+    if (error) return util::Error{"removing '" + file + "': " + error.message()};
+  }
+  return util::ok_status();
+}
+
+const std::string& Store::path() const {
+  return m_impl->m_path;
+}
+
+std::optional<std::string> Store::meta(std::string_view key) const {
+  return m_impl->guarded("reading", [&] { return m_impl->read_meta(key); });
+}
+
+void Store::set_meta(std::string_view key, std::string_view value) {
+  m_impl->guarded("writing", [&] { m_impl->write_meta(key, value); });
+}
+
+std::map<std::string, FileState> Store::file_states() const {
+  return m_impl->guarded("reading", [&] {
+    std::map<std::string, FileState> states;
+    auto query = m_impl->m_db.query("SELECT path, blob_id, skip_reason FROM files");
+    while (query.step()) {
+      states.emplace(
+          std::string(query.column_text(0)),
+          FileState{std::string(query.column_text(1)), std::string(query.column_text(2))});
+    }
+    return states;
+  });
+}
+
+void Store::begin() {
+  // IMMEDIATE takes the write lock now (waiting up to the busy timeout) rather than failing
+  // halfway through a batch when another writer got there first.
+  m_impl->guarded("writing", [&] { m_impl->m_db.exec("BEGIN IMMEDIATE"); });
+}
+
+void Store::commit() {
+  m_impl->guarded("writing", [&] { m_impl->m_db.exec("COMMIT"); });
+}
+
+void Store::rollback() {
+  // Tolerates "no transaction": rollback runs on error paths where SQLite may already have
+  // rolled back on its own.
+  if (sqlite3_get_autocommit(m_impl->m_db.get()) != 0) return;
+  m_impl->guarded("writing", [&] { m_impl->m_db.exec("ROLLBACK"); });
+}
+
+void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& chunks) {
+  m_impl->guarded("writing", [&] {
+    auto& db = m_impl->m_db;
+    Savepoint savepoint(db);
+    m_impl->delete_file(record.path);
+    db.query(k_insert_file_sql)
+        .bind(1, record.path)
+        .bind(2, record.blob_id)
+        .bind(3, record.language)
+        .bind(4, static_cast<std::int64_t>(record.size))
+        .bind(5, record.skip_reason)
+        .run();
+    const std::int64_t file_id = db.last_insert_id();
+    if (record.skip_reason.empty()) {
+      for (const auto& chunk : chunks) {
+        db.query(k_insert_chunk_sql)
+            .bind(1, file_id)
+            .bind(2, static_cast<std::int64_t>(chunk.start_line))
+            .bind(3, static_cast<std::int64_t>(chunk.end_line))
+            .bind(4, chunk.kind)
+            .bind(5, chunk.symbol)
+            .bind(6, chunk.parent)
+            .bind(7, chunk.signature)
+            .bind(8, chunk.doc)
+            .bind(9, chunk.text)
+            .run();
+        db.query(k_insert_fts_sql)
+            .bind(1, db.last_insert_id())
+            .bind(2, fts_symbol(chunk.symbol, chunk.parent))
+            .bind(3, record.path)
+            .bind(4, fts_doc(chunk.doc, chunk.signature))
+            .bind(5, chunk.text)
+            .run();
+      }
+    }
+    savepoint.release();
+  });
+}
+
+void Store::remove_file(std::string_view path) {
+  m_impl->guarded("writing", [&] {
+    Savepoint savepoint(m_impl->m_db);
+    m_impl->delete_file(path);
+    savepoint.release();
+  });
+}
+
+void Store::optimize() {
+  m_impl->guarded("optimizing", [&] {
+    // 'optimize' rewrites the index as one segment and frees the old ones' pages;
+    // incremental_vacuum returns those to the file system instead of leaving the file larger.
+    m_impl->m_db.exec(
+        "INSERT INTO chunks_fts(chunks_fts) VALUES('optimize');"
+        " PRAGMA incremental_vacuum; PRAGMA optimize");
+  });
+}
+
+util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view match_expression,
+                                                            const FieldWeights& weights,
+                                                            int limit) const {
+  std::vector<LexicalHit> hits;
+  if (limit <= 0 || match_expression.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return hits;
+  }
+  try {
+    auto query = m_impl->m_db.query(k_search_sql);
+    query.bind(1, weights.symbol)
+        .bind(2, weights.path)
+        .bind(3, weights.doc)
+        .bind(4, weights.body)
+        .bind(5, match_expression)
+        .bind(6, static_cast<std::int64_t>(limit));
+    // bm25() is negative, more negative = better; callers want higher = better.
+    while (query.step()) hits.push_back(LexicalHit{query.column_int64(0), -query.column_double(1)});
+  } catch (const sqlite::Error& error) {
+    return util::Error{"searching index '" + m_impl->m_path + "' for '" +
+                       std::string(match_expression) + "': " + error.what()};
+  }
+  return hits;
+}
+
+std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& ids) const {
+  return m_impl->guarded("reading", [&] {
+    std::vector<ChunkRecord> records;
+    records.reserve(ids.size());
+    std::unordered_set<std::int64_t> seen;
+    for (const std::int64_t id : ids) {
+      if (!seen.insert(id).second) continue;
+      auto query = m_impl->m_db.query(k_chunk_by_id_sql);
+      query.bind(1, id);
+      if (!query.step()) continue;
+      ChunkRecord record;
+      record.id = id;
+      record.path = query.column_text(0);
+      record.language = query.column_text(1);
+      record.chunk.kind = query.column_text(2);
+      record.chunk.symbol = query.column_text(3);
+      record.chunk.parent = query.column_text(4);
+      record.chunk.signature = query.column_text(5);
+      record.chunk.doc = query.column_text(6);
+      record.chunk.start_line = static_cast<int>(query.column_int64(7));
+      record.chunk.end_line = static_cast<int>(query.column_int64(8));
+      record.chunk.text = query.column_text(9);
+      records.push_back(std::move(record));
+    }
+    return records;
+  });
+}
+
+Stats Store::stats() const {
+  return m_impl->guarded("reading", [&] {
+    auto& db = m_impl->m_db;
+    Stats stats;
+    {
+      auto query = db.query(
+          "SELECT count(*) FILTER (WHERE skip_reason = ''),"
+          " count(*) FILTER (WHERE skip_reason <> ''),"
+          " coalesce(sum(size) FILTER (WHERE skip_reason = ''), 0) FROM files");
+      query.step();
+      stats.files = query.column_int64(0);
+      stats.skipped_files = query.column_int64(1);
+      stats.source_bytes = static_cast<std::uint64_t>(query.column_int64(2));
+    }
+    stats.chunks = query_int(db, "SELECT count(*) FROM chunks");
+    {
+      auto query =
+          db.query("SELECT language, count(*) FROM files WHERE skip_reason = '' GROUP BY language");
+      while (query.step()) {
+        stats.files_per_language.emplace(std::string(query.column_text(0)), query.column_int64(1));
+      }
+    }
+    stats.index_bytes = static_cast<std::uint64_t>(query_int(db, "PRAGMA page_count") *
+                                                   query_int(db, "PRAGMA page_size"));
+    return stats;
+  });
+}
+
+} // namespace kasava::store

@@ -1,0 +1,27 @@
+// The FTS5 tokenizer "kasava": feeds util::for_each_code_token's code-aware tokens to SQLite's
+// full-text index, so documents and queries are split the same way (camelCase, snake_case…).
+#pragma once
+
+#include <string>
+
+struct sqlite3;
+
+namespace kasava::store {
+
+/// The name the tokenizer is registered under; tables use it as tokenize='porter kasava'.
+inline constexpr const char* k_tokenizer_name = "kasava";
+
+/// FTS5's per-token callback (the xToken argument of fts5_tokenizer::xTokenize).
+using TokenCallback = int (*)(void* context, int flags, const char* token, int size, int begin,
+                              int end);
+
+/// Registers the tokenizer on one connection; FTS5 tokenizers are per connection, so every
+/// connection that touches chunks_fts needs it. Returns "" on success, else the reason.
+std::string register_tokenizer(sqlite3* db);
+
+/// The tokenizer's xTokenize: reports every token of text[0, size) with its byte range, in
+/// the same way for documents and queries (a query term must come out as the document's
+/// tokens did). Stops at, and returns, the first non-zero code the callback returns.
+int tokenize(void* context, int flags, const char* text, int size, TokenCallback callback);
+
+} // namespace kasava::store

@@ -1,0 +1,3 @@
+; Tag queries for Lua (the npm grammar ships none): global and local functions.
+(function_definition_statement name: (_) @name) @definition.function
+(local_function_definition_statement name: (_) @name) @definition.function

@@ -1,0 +1,472 @@
+// Tests for core/repo's sources (source.cpp and the three Source implementations): real git
+// repositories made with the git CLI in temporary folders, checked against git's own answers.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "core/repo/source.hpp"
+
+namespace fs = std::filesystem;
+using kasava::repo::EntryKind;
+using kasava::repo::OpenOptions;
+using kasava::repo::Source;
+using kasava::repo::SourceEntry;
+
+namespace {
+
+/// A temporary directory removed with everything in it when the test ends.
+class TempDir {
+public:
+  TempDir() {
+    char name[] = "/tmp/kasava-repo-test-XXXXXX";
+    REQUIRE(::mkdtemp(name) != nullptr);
+    m_path = fs::canonical(name).string();
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code error;
+    fs::remove_all(m_path, error);
+  }
+  const std::string& path() const { return m_path; }
+
+private:
+  std::string m_path;
+};
+
+/// Runs a shell command, requires it to succeed and returns its stdout without the final newline.
+std::string run(const std::string& command) {
+  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (const std::size_t count = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    output.append(buffer.data(), count);
+  const int status = ::pclose(pipe);
+  INFO(command);
+  REQUIRE(status == 0);
+  while (!output.empty() && output.back() == '\n') output.pop_back();
+  return output;
+}
+
+std::string git(const std::string& dir, const std::string& arguments) {
+  return run("git -C '" + dir + "' -c user.email=t@t -c user.name=t -c commit.gpgsign=false " +
+             arguments);
+}
+
+void write(const std::string& path, const std::string& content) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+}
+
+std::string init_repository(const std::string& dir) {
+  run("git init -q -b main '" + dir + "'");
+  return dir;
+}
+
+std::unique_ptr<Source> open(const std::string& path,
+                             std::optional<std::string> revision = std::nullopt) {
+  OpenOptions options;
+  options.revision = std::move(revision);
+  auto source = kasava::repo::open_source(path, options);
+  INFO((source ? std::string() : source.error().message));
+  REQUIRE(source.ok());
+  return std::move(source).value();
+}
+
+std::vector<SourceEntry> list(Source& source) {
+  auto entries = source.list();
+  INFO((entries ? std::string() : entries.error().message));
+  REQUIRE(entries.ok());
+  return std::move(entries).value();
+}
+
+std::vector<std::string> paths_of(const std::vector<SourceEntry>& entries) {
+  std::vector<std::string> paths;
+  for (const auto& entry : entries) paths.push_back(entry.path);
+  return paths;
+}
+
+SourceEntry entry_named(const std::vector<SourceEntry>& entries, const std::string& path) {
+  const auto found = std::find_if(entries.begin(), entries.end(),
+                                  [&](const SourceEntry& e) { return e.path == path; });
+  INFO(path);
+  REQUIRE(found != entries.end());
+  return *found;
+}
+
+std::string read(Source& source, SourceEntry& entry) {
+  auto content = source.read(entry);
+  INFO(entry.path << ": " << (content ? std::string() : content.error().message));
+  REQUIRE(content.ok());
+  return std::move(content).value();
+}
+
+std::string read_error(Source& source, SourceEntry entry) {
+  auto content = source.read(entry);
+  REQUIRE_FALSE(content.ok());
+  return content.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("repo::blob_id_of matches git hash-object") {
+  CHECK(kasava::repo::blob_id_of("") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+  CHECK(kasava::repo::blob_id_of("hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a");
+  CHECK(kasava::repo::blob_id_of(std::string("a\0b", 3)) ==
+        run("printf 'a\\0b' | git hash-object --stdin"));
+}
+
+TEST_CASE("repo::open_source lists a working tree as git sees it") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/a.txt", "alpha\n");
+  write(repo + "/src/b.cpp", "int b();\n");
+  write(repo + "/c.txt", "to be deleted\n");
+  write(repo + "/.gitignore", "*.log\nbuild/\n");
+  write(repo + "/tracked.log", "tracked although ignored\n");
+  git(repo, "add .gitignore a.txt src/b.cpp c.txt");
+  git(repo, "add -f tracked.log");
+  git(repo, "commit -q -m first");
+
+  write(repo + "/a.txt", "alpha changed\n");
+  fs::remove(repo + "/c.txt");
+  write(repo + "/new/untracked.py", "print(1)\n");
+  write(repo + "/ignored.log", "noise\n");
+  write(repo + "/build/out.o", "object\n");
+  write(repo + "/.kasava/index.db", "index\n");
+
+  // Opening from a subdirectory finds the root of the work tree.
+  auto source = open(repo + "/src");
+  CHECK(source->root() == repo);
+  CHECK(source->is_git());
+  CHECK(source->commit_id() == git(repo, "rev-parse HEAD"));
+
+  auto entries = list(*source);
+  CHECK(paths_of(entries) == std::vector<std::string>{".gitignore", "a.txt", "new/untracked.py",
+                                                      "src/b.cpp", "tracked.log"});
+
+  SECTION("unchanged tracked files take their id from the index without being read") {
+    const SourceEntry b = entry_named(entries, "src/b.cpp");
+    CHECK(b.blob_id == git(repo, "rev-parse HEAD:src/b.cpp"));
+    CHECK(b.size == 9);
+    CHECK(b.kind == EntryKind::regular);
+  }
+
+  SECTION("a modified file is read with its new content and id") {
+    SourceEntry a = entry_named(entries, "a.txt");
+    CHECK(a.blob_id.empty());
+    CHECK(a.size == 14);
+    CHECK(read(*source, a) == "alpha changed\n");
+    CHECK(a.blob_id == git(repo, "hash-object a.txt"));
+  }
+
+  SECTION("an untracked file gets its id when read") {
+    SourceEntry untracked = entry_named(entries, "new/untracked.py");
+    CHECK(untracked.blob_id.empty());
+    CHECK(read(*source, untracked) == "print(1)\n");
+    CHECK(untracked.blob_id == git(repo, "hash-object new/untracked.py"));
+  }
+
+  SECTION("a second list() sees later changes") {
+    write(repo + "/src/b.cpp", "int b(int);\n");
+    fs::remove(repo + "/new/untracked.py");
+    auto again = list(*source);
+    CHECK(paths_of(again) ==
+          std::vector<std::string>{".gitignore", "a.txt", "src/b.cpp", "tracked.log"});
+    SourceEntry b = entry_named(again, "src/b.cpp");
+    CHECK(b.blob_id.empty());
+    CHECK(read(*source, b) == "int b(int);\n");
+    CHECK(b.blob_id == git(repo, "hash-object src/b.cpp"));
+  }
+}
+
+TEST_CASE("repo::open_source hashes changed files through git's clean filters") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/.gitattributes", "*.txt text eol=crlf\n");
+  write(repo + "/a.txt", "one\r\ntwo\r\n");
+  git(repo, "add .gitattributes a.txt");
+  git(repo, "commit -q -m first");
+  write(repo + "/a.txt", "one\r\ntwo\r\nthree\r\n");
+
+  auto source = open(repo);
+  SourceEntry a = entry_named(list(*source), "a.txt");
+  CHECK(read(*source, a) == "one\r\ntwo\r\nthree\r\n");  // the content as it is on disk
+  CHECK(a.blob_id == git(repo, "hash-object a.txt"));    // the id git would store
+  CHECK(a.blob_id != kasava::repo::blob_id_of("one\r\ntwo\r\nthree\r\n"));
+}
+
+TEST_CASE("repo::open_source with a revision lists the committed tree") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/a.txt", "first\n");
+  write(repo + "/dir/b.txt", "bee\n");
+  write(repo + "/dir/sub/c.txt", "sea\n");
+  write(repo + "/a-b.txt", "order\n");
+  fs::create_symlink("a.txt", repo + "/link");
+  git(repo, "add .");
+  git(repo, "commit -q -m first");
+  const std::string first = git(repo, "rev-parse HEAD");
+  write(repo + "/a.txt", "second\n");
+  write(repo + "/d.txt", "dee\n");
+  git(repo, "add .");
+  git(repo, "commit -q -m second");
+  write(repo + "/a.txt", "uncommitted\n");
+
+  auto source = open(repo, "HEAD~1");
+  CHECK(source->root() == repo);
+  CHECK(source->commit_id() == first);
+  auto entries = list(*source);
+
+  // Same paths and ids as git ls-tree -r, in path order.
+  std::vector<std::string> expected_paths;
+  std::map<std::string, std::string> expected_ids;
+  std::istringstream tree(git(repo, "ls-tree -r HEAD~1"));
+  for (std::string line; std::getline(tree, line);) {
+    const std::string path = line.substr(line.find('\t') + 1);
+    expected_paths.push_back(path);
+    expected_ids[path] = line.substr(line.find(' ', line.find(' ') + 1) + 1, 40);
+  }
+  std::sort(expected_paths.begin(), expected_paths.end());
+  CHECK(paths_of(entries) == expected_paths);
+  for (const auto& entry : entries) {
+    INFO(entry.path);
+    CHECK(entry.blob_id == expected_ids[entry.path]);
+  }
+
+  SourceEntry a = entry_named(entries, "a.txt");
+  CHECK(a.size == 6);
+  CHECK(read(*source, a) == "first\n");
+  SourceEntry c = entry_named(entries, "dir/sub/c.txt");
+  CHECK(read(*source, c) == "sea\n");
+  SourceEntry link = entry_named(entries, "link");
+  CHECK(link.kind == EntryKind::symlink);
+  CHECK(read_error(*source, link) == "symlink");
+
+  SECTION("an entry without an id is found by path") {
+    SourceEntry by_path{"dir/b.txt", "", 0, EntryKind::regular};
+    CHECK(read(*source, by_path) == "bee\n");
+    CHECK(by_path.blob_id == git(repo, "rev-parse HEAD~1:dir/b.txt"));
+  }
+}
+
+TEST_CASE("repo::open_source reports bad paths and revisions") {
+  TempDir temp;
+  OpenOptions options;
+
+  auto missing = kasava::repo::open_source(temp.path() + "/nope", options);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message == "'" + temp.path() + "/nope': no such file or directory");
+
+  write(temp.path() + "/file.txt", "x");
+  auto file = kasava::repo::open_source(temp.path() + "/file.txt", options);
+  REQUIRE_FALSE(file.ok());
+  CHECK(file.error().message == "'" + temp.path() + "/file.txt': not a directory");
+
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/a.txt", "a\n");
+  git(repo, "add a.txt");
+  git(repo, "commit -q -m first");
+  options.revision = "no-such-branch";
+  auto unknown = kasava::repo::open_source(repo, options);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().message == "unknown revision 'no-such-branch'");
+
+  auto plain_with_revision = kasava::repo::open_source(temp.path(), options);
+  REQUIRE_FALSE(plain_with_revision.ok());
+  CHECK_THAT(plain_with_revision.error().message, Catch::Contains("not a git repository"));
+}
+
+TEST_CASE("repo::open_source needs --rev for a bare repository") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/a.txt", "a\n");
+  git(repo, "add a.txt");
+  git(repo, "commit -q -m first");
+  run("git clone -q --bare '" + repo + "' '" + temp.path() + "/bare.git'");
+
+  auto bare = kasava::repo::open_source(temp.path() + "/bare.git", OpenOptions{});
+  REQUIRE_FALSE(bare.ok());
+  CHECK_THAT(bare.error().message, Catch::Contains("bare repository") && Catch::Contains("--rev"));
+
+  auto source = open(temp.path() + "/bare.git", "main");
+  CHECK(source->commit_id() == git(repo, "rev-parse HEAD"));
+  auto entries = list(*source);
+  REQUIRE(paths_of(entries) == std::vector<std::string>{"a.txt"});
+  CHECK(read(*source, entries[0]) == "a\n");
+}
+
+TEST_CASE("repo::open_source on a repository without commits") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/draft.md", "# draft\n");
+  write(repo + "/.kasava/index.db", "index\n");
+
+  auto source = open(repo);
+  CHECK(source->commit_id().empty());
+  auto entries = list(*source);
+  REQUIRE(paths_of(entries) == std::vector<std::string>{"draft.md"});
+  CHECK(read(*source, entries[0]) == "# draft\n");
+  CHECK(entries[0].blob_id == git(repo, "hash-object draft.md"));
+
+  OpenOptions options;
+  options.revision = "HEAD";
+  auto revision = kasava::repo::open_source(repo, options);
+  REQUIRE_FALSE(revision.ok());
+  CHECK_THAT(revision.error().message, Catch::StartsWith("unknown revision 'HEAD'"));
+}
+
+TEST_CASE("repo::open_source lists submodules and nested repositories without entering them") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/a.txt", "a\n");
+  git(repo, "add a.txt");
+  git(repo, "commit -q -m first");
+  const std::string commit = git(repo, "rev-parse HEAD");
+  // A gitlink, as `git submodule add` records it (its folder is not even checked out).
+  git(repo, "update-index --add --cacheinfo 160000," + commit + ",vendor/lib");
+  git(repo, "commit -q -m submodule");
+  // An untracked folder holding its own repository.
+  const std::string nested = init_repository(repo + "/nested");
+  write(nested + "/inner.txt", "inner\n");
+
+  auto source = open(repo);
+  auto entries = list(*source);
+  CHECK(paths_of(entries) == std::vector<std::string>{"a.txt", "nested", "vendor/lib"});
+  CHECK(entry_named(entries, "vendor/lib").kind == EntryKind::submodule);
+  CHECK(entry_named(entries, "nested").kind == EntryKind::submodule);
+  CHECK(read_error(*source, entry_named(entries, "vendor/lib")) == "submodule");
+
+  auto revision = open(repo, "HEAD");
+  auto tree = list(*revision);
+  CHECK(paths_of(tree) == std::vector<std::string>{"a.txt", "vendor/lib"});
+  CHECK(entry_named(tree, "vendor/lib").kind == EntryKind::submodule);
+}
+
+TEST_CASE("repo::open_source follows symlinks only inside the root") {
+  TempDir temp;
+  const bool use_git = GENERATE(true, false);
+  const std::string root = temp.path() + "/root";
+  fs::create_directories(root);
+  if (use_git) init_repository(root);
+  write(root + "/real/target.txt", "target\n");
+  write(temp.path() + "/outside.txt", "secret\n");
+  fs::create_symlink("real/target.txt", root + "/inside");
+  fs::create_symlink("../outside.txt", root + "/leaves");
+  fs::create_symlink(temp.path() + "/outside.txt", root + "/absolute");
+  fs::create_symlink("loop_b", root + "/loop_a");
+  fs::create_symlink("loop_a", root + "/loop_b");
+  fs::create_symlink("missing.txt", root + "/dangling");
+  fs::create_symlink("real", root + "/directory_link");
+  if (use_git) {
+    git(root, "add .");
+    git(root, "commit -q -m links");
+  }
+
+  auto source = open(root);
+  CHECK(source->is_git() == use_git);
+  auto entries = list(*source);
+  // The directory link is listed as a link, never walked into.
+  CHECK(paths_of(entries) == std::vector<std::string>{"absolute", "dangling", "directory_link",
+                                                      "inside", "leaves", "loop_a", "loop_b",
+                                                      "real/target.txt"});
+  for (const auto& entry : entries) {
+    INFO(entry.path);
+    CHECK((entry.kind == EntryKind::symlink) == (entry.path != "real/target.txt"));
+  }
+
+  SourceEntry inside = entry_named(entries, "inside");
+  CHECK(read(*source, inside) == "target\n");
+  // The id is the content's, so it changes when the target does.
+  CHECK(inside.blob_id == kasava::repo::blob_id_of("target\n"));
+  CHECK(read_error(*source, entry_named(entries, "leaves")) == "symlink leaves the repository");
+  CHECK(read_error(*source, entry_named(entries, "absolute")) == "symlink leaves the repository");
+  CHECK(read_error(*source, entry_named(entries, "loop_a")) == "symlink loop");
+  CHECK(read_error(*source, entry_named(entries, "dangling")) == "dangling symlink");
+  CHECK(read_error(*source, entry_named(entries, "directory_link")) == "symlink to a directory");
+}
+
+TEST_CASE("repo::open_source walks a plain directory") {
+  TempDir temp;
+  const std::string root = temp.path() + "/plain";
+  write(root + "/main.c", "int main(void) { return 0; }\n");
+  write(root + "/lib/util.h", "#pragma once\n");
+  write(root + "/.config/settings.toml", "x = 1\n");
+  write(root + "/.git/HEAD", "not really a repository\n");
+  write(root + "/.kasava/index.db", "index\n");
+  write(root + "/deep/.kasava/other", "also skipped\n");
+  fs::create_directories(root + "/empty");
+
+  auto source = open(root + "/./lib/..");
+  CHECK(source->root() == root);
+  CHECK_FALSE(source->is_git());
+  CHECK(source->commit_id().empty());
+  auto entries = list(*source);
+  CHECK(paths_of(entries) ==
+        std::vector<std::string>{".config/settings.toml", "lib/util.h", "main.c"});
+  SourceEntry main_c = entry_named(entries, "main.c");
+  CHECK(main_c.size == 29);
+  CHECK(main_c.blob_id.empty());
+  CHECK(read(*source, main_c) == "int main(void) { return 0; }\n");
+  CHECK(main_c.blob_id == run("git hash-object '" + root + "/main.c'"));
+
+  write(temp.path() + "/outside.txt", "secret\n");
+  CHECK(read_error(*source, SourceEntry{"../outside.txt", "", 0, EntryKind::regular}) ==
+        "invalid path");
+  CHECK(read_error(*source, SourceEntry{"lib/../../outside.txt", "", 0, EntryKind::regular}) ==
+        "invalid path");
+  CHECK(read_error(*source, SourceEntry{"missing.c", "", 0, EntryKind::regular}) ==
+        "no such file or directory");
+}
+
+TEST_CASE("repo::find_work_tree") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  fs::create_directories(repo + "/a/b");
+  CHECK(kasava::repo::find_work_tree(repo + "/a/b") == repo);
+  CHECK(kasava::repo::find_work_tree(repo) == repo);
+  CHECK_FALSE(kasava::repo::find_work_tree(temp.path()).has_value());
+  CHECK_FALSE(kasava::repo::find_work_tree(temp.path() + "/missing").has_value());
+}
+
+TEST_CASE("repo::Source::read can be called from several threads") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/.gitattributes", "*.txt text\n");
+  for (int i = 0; i < 40; ++i)
+    write(repo + "/f" + std::to_string(i) + ".txt", "file " + std::to_string(i) + "\n");
+  git(repo, "add .");
+  git(repo, "commit -q -m first");
+  for (int i = 0; i < 40; i += 2)
+    write(repo + "/f" + std::to_string(i) + ".txt", "changed " + std::to_string(i) + "\n");
+
+  auto source = open(repo);
+  auto entries = list(*source);
+  REQUIRE(entries.size() == 41);
+  std::vector<std::string> contents(entries.size());
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = t; i < entries.size(); i += 4) {
+        auto content = source->read(entries[i]);
+        if (content) contents[i] = *content;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    INFO(entries[i].path);
+    CHECK(contents[i] == run("cat '" + repo + "/" + entries[i].path + "'") + "\n");
+    CHECK(entries[i].blob_id == git(repo, "hash-object '" + entries[i].path + "'"));
+  }
+}

@@ -1,0 +1,23 @@
+// Unit tests for core/util/json.cpp: the JSON writer.
+#include <catch2/catch.hpp>
+
+#include "core/util/json.hpp"
+
+using kasava::util::JsonWriter;
+
+TEST_CASE("util::JsonWriter nests and separates values") {
+  JsonWriter json;
+  json.begin_object();
+  json.key("a").value(1);
+  json.key("b").begin_array().value("x").value(true).null().end_array();
+  json.key("c").begin_object().end_object();
+  json.key("d").value(0.5);
+  json.end_object();
+  CHECK(json.str() == R"({"a":1,"b":["x",true,null],"c":{},"d":0.5})");
+}
+
+TEST_CASE("util::json_quote escapes and repairs invalid UTF-8") {
+  CHECK(kasava::util::json_quote("a\"b\\c\n\t\x01") == R"("a\"b\\c\n\t\u0001")");
+  CHECK(kasava::util::json_quote("caf\xC3\xA9") == "\"caf\xC3\xA9\"");
+  CHECK(kasava::util::json_quote("bad\xFF") == "\"bad\xEF\xBF\xBD\"");
+}

@@ -1,0 +1,31 @@
+// Unit tests for core/util/strings.cpp.
+#include <catch2/catch.hpp>
+
+#include "core/util/strings.hpp"
+
+using namespace kasava::util;
+
+TEST_CASE("util::count_lines and line_starts") {
+  CHECK(count_lines("") == 0);
+  CHECK(count_lines("a") == 1);
+  CHECK(count_lines("a\n") == 1);
+  CHECK(count_lines("a\nb") == 2);
+  CHECK(line_starts("a\nbc\n") == std::vector<std::size_t>{0, 2});
+}
+
+TEST_CASE("util::is_valid_utf8") {
+  CHECK(is_valid_utf8("plain"));
+  CHECK(is_valid_utf8("\xE2\x82\xAC"));
+  CHECK_FALSE(is_valid_utf8("\xC0\xAF"));      // overlong
+  CHECK_FALSE(is_valid_utf8("\xED\xA0\x80"));  // surrogate
+  CHECK_FALSE(is_valid_utf8("\xE2\x82"));      // truncated
+  CHECK(to_valid_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
+}
+
+TEST_CASE("util::trim split format_bytes") {
+  CHECK(trim("  x y \n") == "x y");
+  CHECK(split("a,,b", ',') == std::vector<std::string>{"a", "", "b"});
+  CHECK(format_bytes(512) == "512 B");
+  CHECK(format_bytes(1536) == "1.5 KiB");
+  CHECK(format_bytes(3 * 1024 * 1024) == "3.0 MiB");
+}

@@ -1,0 +1,53 @@
+// Unit tests for core/util/tokenize.cpp: identifier splitting and query terms.
+#include <catch2/catch.hpp>
+
+#include "core/util/tokenize.hpp"
+
+using kasava::util::code_tokens;
+using kasava::util::query_terms;
+using kasava::util::split_identifier;
+using Strings = std::vector<std::string>;
+
+TEST_CASE("util::split_identifier") {
+  CHECK(split_identifier("parseConfig") == Strings{"parse", "config"});
+  CHECK(split_identifier("ParseConfig") == Strings{"parse", "config"});
+  CHECK(split_identifier("snake_case_name") == Strings{"snake", "case", "name"});
+  CHECK(split_identifier("HTTPServer") == Strings{"http", "server"});
+  CHECK(split_identifier("parseHTTPRequest2") == Strings{"parse", "http", "request", "2"});
+  CHECK(split_identifier("utf8Decode") == Strings{"utf", "8", "decode"});
+  CHECK(split_identifier("__init__") == Strings{"init"});
+  CHECK(split_identifier("x") == Strings{"x"});
+  CHECK(split_identifier("ALLCAPS") == Strings{"allcaps"});
+}
+
+TEST_CASE("util::code_tokens keeps whole words and adds their parts") {
+  CHECK(code_tokens("def parseConfig(path):") ==
+        Strings{"def", "parseconfig", "parse", "config", "path"});
+  CHECK(code_tokens("src/auth/login_user.py") ==
+        Strings{"src", "auth", "login_user", "login", "user", "py"});
+  CHECK(code_tokens("") == Strings{});
+  CHECK(code_tokens("  ++ -- ") == Strings{});
+}
+
+TEST_CASE("util::for_each_code_token reports byte ranges of the word") {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  kasava::util::for_each_code_token("a fooBar", [&](std::string_view, std::size_t b, std::size_t e) {
+    ranges.emplace_back(b, e);
+  });
+  REQUIRE(ranges.size() == 4);
+  CHECK(ranges[0] == std::make_pair<std::size_t, std::size_t>(0, 1));
+  CHECK(ranges[1] == std::make_pair<std::size_t, std::size_t>(2, 8));
+  CHECK(ranges[3] == std::make_pair<std::size_t, std::size_t>(2, 8));
+}
+
+TEST_CASE("util::code_tokens does not split very long words") {
+  const std::string hash(100, 'a');
+  CHECK(code_tokens(hash + "B") == Strings{std::string(100, 'a') + "b"});
+}
+
+TEST_CASE("util::query_terms drops stop words and duplicates") {
+  CHECK(query_terms("where is the auth code") == Strings{"auth", "code"});
+  CHECK(query_terms("how to parse a config, parse it") == Strings{"parse", "config"});
+  CHECK(query_terms("the") == Strings{"the"});
+  CHECK(query_terms("SaveUploadedFile") == Strings{"saveuploadedfile", "save", "uploaded", "file"});
+}
