@@ -14,6 +14,7 @@
 
 #include "cli/generate.hpp"
 #include "commands/commands.hpp"
+#include "core/util/strings.hpp"
 
 namespace kasava::cli {
 
@@ -57,8 +58,10 @@ const std::vector<CommandSpec>& command_table() {
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("target", o.index.target, "Path or URL to index (default: current directory)");
          app.add_option("--rev", o.index.revision, "Index the tree of this commit instead of the working tree");
-         app.add_option("--max-file-size", o.index.max_file_size, "Skip files larger than this many bytes")
-             ->default_val(o.index.max_file_size)->check(CLI::PositiveNumber);
+         app.add_option("--max-file-size", o.index.max_file_size,
+                        "Skip files larger than this many bytes (default: 1048576, or the index's "
+                        "last setting); remembered for later refreshes")
+             ->check(CLI::PositiveNumber);
          app.add_option("--threads", o.index.threads, "Parser threads (default: one per core)");
          app.add_flag("--rebuild", o.index.rebuild, "Discard the existing index and build it anew");
          app.add_flag("--json", o.index.json, "Print the summary as JSON on stdout");
@@ -100,6 +103,38 @@ void print_error(const std::string& message) {
   std::fprintf(stderr, "kasava: error: %s\n", message.c_str());
 }
 
+// The first word that is neither an option nor an option's value, or "" (the command).
+std::string first_positional(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") return i + 1 < argc ? argv[i + 1] : "";
+    if (arg == "--index" || arg == "--color") {
+      ++i;  // skips the option's value
+      continue;
+    }
+    if (!arg.empty() && arg[0] != '-') return std::string(arg);
+  }
+  return "";
+}
+
+// "unknown command 'x'", with the closest command name when one is close enough.
+std::optional<std::string> unknown_command_message(const std::string& word) {
+  if (word.empty() || word == "generate" || word == "help") return std::nullopt;
+  std::string closest;
+  std::size_t best = 3;  // suggest only within two edits
+  for (const auto& spec : command_table()) {
+    if (word == spec.name) return std::nullopt;
+    const std::size_t distance = util::edit_distance(word, spec.name);
+    if (distance < best) {
+      best = distance;
+      closest = spec.name;
+    }
+  }
+  std::string message = "unknown command '" + word + "'";
+  if (!closest.empty()) message += ": did you mean '" + closest + "'?";
+  return message + " (see 'kasava --help')";
+}
+
 } // namespace
 
 int run(int argc, char** argv) {
@@ -134,6 +169,29 @@ int run(int argc, char** argv) {
   generate->add_option("format", generate_format, "man, bash, zsh or fish")
       ->required()
       ->check(CLI::IsMember({"man", "bash", "zsh", "fish"}));
+
+  const std::string command_word = first_positional(argc, argv);
+  if (command_word == "help") {  // `kasava help [COMMAND]`, as git does
+    std::string topic;
+    for (int i = 1; i + 1 < argc; ++i) {
+      if (std::string_view(argv[i]) == "help") topic = argv[i + 1];
+    }
+    const CLI::App* about = &app;
+    if (!topic.empty()) {
+      try {
+        about = app.get_subcommand(topic);
+      } catch (const CLI::OptionNotFound&) {
+        print_error("unknown command '" + topic + "' (see 'kasava --help')");
+        return commands::exit_code(ExitStatus::error);
+      }
+    }
+    std::fputs(about->help().c_str(), stdout);
+    return 0;
+  }
+  if (auto message = unknown_command_message(command_word)) {
+    print_error(*message);
+    return commands::exit_code(ExitStatus::error);
+  }
 
   try {
     app.parse(argc, argv);

@@ -127,7 +127,7 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
   } else if (!fs::exists(target.index_path)) {
     throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
   }
-  auto store = store::Store::open(target.index_path, store::OpenMode::read_only).value_or_throw();
+  auto store = open_store(target.index_path, store::OpenMode::read_only);
 
   search::SearchOptions search_options;
   search_options.query = options.query;

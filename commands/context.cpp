@@ -37,16 +37,37 @@ QueryTarget resolve_query_target(const Context& context) {
                         "' or its parents: run `kasava index` first");
   }
   // An existing index knows where it was built from; refresh from there if it still exists.
-  if (auto store = store::Store::open(target.index_path, store::OpenMode::read_only)) {
-    // An index of a commit (--rev) is not refreshed from the working tree.
-    const bool of_revision = !(*store)->meta("revision").value_or("").empty();
-    if (auto root = (*store)->meta("root"); root && !of_revision && fs::is_directory(*root)) {
-      target.root = *root;
-    }
-  } else {
-    throw util::Failure(store.error());
+  const auto store = open_store(target.index_path, store::OpenMode::read_only);
+  // An index of a commit (--rev) is not refreshed from the working tree.
+  const bool of_revision = !store->meta("revision").value_or("").empty();
+  if (auto root = store->meta("root"); root && !of_revision && fs::is_directory(*root)) {
+    target.root = *root;
   }
   return target;
+}
+
+index::IndexOptions index_options_for(const store::Store& store, std::uint64_t max_file_size) {
+  index::IndexOptions options;
+  if (max_file_size > 0) {
+    options.max_file_size = max_file_size;
+  } else if (auto stored = store.meta("max_file_size")) {
+    try {
+      options.max_file_size = std::stoull(*stored);
+    } catch (const std::exception&) {  // unreadable setting: keep the default
+    }
+  }
+  return options;
+}
+
+std::unique_ptr<store::Store> open_store(const std::string& path, store::OpenMode mode) {
+  auto store = store::Store::open(path, mode);
+  if (store) return std::move(store).value();
+  std::string message = store.error().message;
+  if (message.find("not a database") != std::string::npos ||
+      message.find("not a kasava index") != std::string::npos) {
+    message += " (start over with `kasava index --rebuild`)";
+  }
+  throw util::Failure(message);
 }
 
 index::IndexCallbacks progress_callbacks(Context& context) {
@@ -111,7 +132,8 @@ bool refresh_index(Context& context, const QueryTarget& target) {
     return false;
   }
   index::exclude_from_git(*target.root);
-  auto summary = index::run_index(**source, **store, {}, progress_callbacks(context));
+  auto summary = index::run_index(**source, **store, index_options_for(**store, 0),
+                                  progress_callbacks(context));
   context.output.end_progress();
   if (!summary) throw util::Failure(summary.error());
   return true;

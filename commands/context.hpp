@@ -36,6 +36,13 @@ QueryTarget resolve_query_target(const Context& context);
 /// cannot be written (e.g. a read-only CI artifact) but can still be read.
 bool refresh_index(Context& context, const QueryTarget& target);
 
+/// Index options for a run on `store`: the file size limit requested (0 = none requested)
+/// or else the one the index was last built with, so a refresh never changes the rules.
+index::IndexOptions index_options_for(const store::Store& store, std::uint64_t max_file_size);
+
+/// Opens the index, adding to "not a database"-style errors how to start over.
+std::unique_ptr<store::Store> open_store(const std::string& path, store::OpenMode mode);
+
 /// Progress and warning callbacks that draw on context.output.
 index::IndexCallbacks progress_callbacks(Context& context);
 

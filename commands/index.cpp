@@ -65,11 +65,10 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
                                ? index::default_index_path(root)
                                : util::absolute_path(context.global.index_path);
   if (options.rebuild) store::Store::remove(index_path).value_or_throw();
-  auto store = store::Store::open(index_path, store::OpenMode::read_write).value_or_throw();
+  auto store = open_store(index_path, store::OpenMode::read_write);
   index::exclude_from_git(root);
 
-  index::IndexOptions index_options;
-  index_options.max_file_size = options.max_file_size;
+  index::IndexOptions index_options = index_options_for(*store, options.max_file_size);
   index_options.threads = options.threads;
   auto summary = index::run_index(*source, *store, index_options, progress_callbacks(context));
   context.output.end_progress();

@@ -19,7 +19,7 @@ struct GlobalOptions {
 struct IndexCommandOptions {
   std::string target;      ///< path or URL; "" = the current directory
   std::string revision;    ///< --rev; "" = the working tree
-  std::uint64_t max_file_size = 1024 * 1024;
+  std::uint64_t max_file_size = 0;  ///< 0 = as the index was built last time (else 1 MiB)
   unsigned threads = 0;    ///< 0 = one per core
   bool rebuild = false;    ///< --rebuild: start from an empty index
   bool json = false;

@@ -16,6 +16,7 @@ namespace {
 // source is not available to compare.
 long count_stale_files(const store::Store& store, const std::optional<std::string>& root) {
   if (!root) return -1;
+  const std::uint64_t max_file_size = index_options_for(store, 0).max_file_size;
   auto source = repo::open_source(*root, {});
   if (!source) return -1;
   auto entries = (*source)->list();
@@ -29,7 +30,7 @@ long count_stale_files(const store::Store& store, const std::optional<std::strin
       ++stale;
       continue;
     }
-    if (entry.blob_id.empty() && entry.size <= 1024 * 1024) (*source)->read(entry);
+    if (entry.blob_id.empty() && entry.size <= max_file_size) (*source)->read(entry);
     if (entry.blob_id != state->second.blob_id &&
         !(entry.blob_id.empty() && !state->second.skip_reason.empty())) {
       ++stale;
@@ -46,7 +47,7 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
   if (!std::filesystem::exists(target.index_path)) {
     throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
   }
-  auto store = store::Store::open(target.index_path, store::OpenMode::read_only).value_or_throw();
+  auto store = open_store(target.index_path, store::OpenMode::read_only);
   const auto stats = store->stats();
   const std::string root = store->meta("root").value_or("");
   const std::string commit = store->meta("commit").value_or("");

@@ -138,6 +138,8 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   summary.files = entries.size();
   summary.commit = source.commit_id();
   const auto states = store.file_states();
+  const std::string limit_text = std::to_string(options.max_file_size);
+  const bool limit_changed = store.meta("max_file_size").value_or(limit_text) != limit_text;
 
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, threads);
@@ -154,6 +156,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   std::size_t position = 0;
   while (position < entries.size()) {
     std::vector<Work> work;
+    std::vector<Work> unreadable;  // read errors, recorded as skipped
     std::size_t window_bytes = 0;
     for (; position < entries.size() && work.size() < k_window_files &&
            window_bytes < k_window_bytes;
@@ -167,7 +170,12 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       }
       const auto state = states.find(entry.path);
       const bool known = state != states.end();
-      if (known && !entry.blob_id.empty() && state->second.blob_id == entry.blob_id) {
+      // A new size limit re-decides the files it may concern, even if their content is known.
+      const bool size_decision_changed =
+          limit_changed && (entry.size > options.max_file_size ||
+                            (known && state->second.skip_reason == "too large"));
+      if (known && !size_decision_changed && !entry.blob_id.empty() &&
+          state->second.blob_id == entry.blob_id) {
         if (state->second.skip_reason.empty()) {
           ++summary.unchanged;
         } else {
@@ -179,7 +187,8 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       item.entry = &entry;
       item.language = parse::detect_language(entry.path);
       if (entry.size > options.max_file_size) {
-        if (known && state->second.skip_reason == "too large" && entry.blob_id.empty()) {
+        if (known && !size_decision_changed && state->second.skip_reason == "too large" &&
+            entry.blob_id.empty()) {
           ++summary.skipped["too large"];
           continue;
         }
@@ -189,12 +198,18 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       }
       auto content = source.read(entry);
       if (!content) {
-        const bool symlink = entry.kind == repo::EntryKind::symlink;
-        ++summary.skipped[symlink ? "symlink" : "unreadable"];
-        warn(entry.path + ": " + content.error().message);
+        // Remembered as skipped, so the next run (and every refresh before `ask`) does not
+        // warn about the same file again; it is still read again in case it was fixed.
+        item.skip_reason = entry.kind == repo::EntryKind::symlink ? "symlink" : "unreadable";
+        ++summary.skipped[item.skip_reason];
+        if (!known || state->second.skip_reason != item.skip_reason) {
+          warn(entry.path + ": " + content.error().message);
+          unreadable.push_back(std::move(item));
+        }
         continue;
       }
-      if (known && state->second.blob_id == entry.blob_id && state->second.skip_reason.empty()) {
+      if (known && !size_decision_changed && state->second.blob_id == entry.blob_id &&
+          state->second.skip_reason.empty()) {
         ++summary.unchanged;  // touched but not changed
         continue;
       }
@@ -205,8 +220,13 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
 
     chunk_in_parallel(work, chunkers);
 
-    if (!work.empty()) {
+    if (!work.empty() || !unreadable.empty()) {
       Transaction transaction(store);
+      for (const Work& item : unreadable) {
+        store.put_file({item.entry->path, item.entry->blob_id, item.language, item.entry->size,
+                        item.skip_reason},
+                       {});
+      }
       for (Work& item : work) {
         store::FileRecord record{item.entry->path, item.entry->blob_id, item.language,
                                  item.entry->size, item.skip_reason};
@@ -237,6 +257,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   store.set_meta("root", source.root());
   store.set_meta("commit", summary.commit);
   store.set_meta("indexed_at", now_iso8601());
+  store.set_meta("max_file_size", limit_text);
   transaction.commit();
 
   const auto stats = store.stats();

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/repo/source.hpp"
+
 namespace kasava::index {
 
 namespace fs = std::filesystem;
@@ -26,10 +28,10 @@ std::optional<std::string> find_index_upward(const std::string& start) {
 }
 
 void exclude_from_git(const std::string& root) {
+  const auto git_dir = repo::common_git_dir(root);
+  if (!git_dir) return;  // a plain directory
   std::error_code error;
-  const fs::path git_dir = fs::path(root) / ".git";
-  if (!fs::is_directory(git_dir, error)) return;  // not git, or a worktree/submodule link file
-  const fs::path info = git_dir / "info";
+  const fs::path info = fs::path(*git_dir) / "info";
   fs::create_directories(info, error);
   const fs::path exclude = info / "exclude";
   std::string existing;

@@ -24,10 +24,10 @@ bool has_grammar(std::string_view language);
 
 /// Limits of chunking; defaults suit embedding models with ~512-token inputs.
 struct ChunkerOptions {
-  int window_lines = 40;          ///< lines per window for gaps and grammar-less files
-  int max_chunk_lines = 150;      ///< definitions longer than this are split into parts
-  int timeout_ms = 2000;          ///< budget for parsing and querying one file; past it the
-                                  ///< file falls back to line windows
+  int window_lines = 40;      ///< lines per window for gaps and grammar-less files
+  int max_chunk_lines = 150;  ///< definitions longer than this are split into parts
+  int timeout_ms = 2000;      ///< budget for parsing and querying one file; past it the
+                              ///< file falls back to line windows
 };
 
 /// The error compiling the tag query of `language` with the compiled-in grammar ("query error
@@ -47,11 +47,11 @@ public:
   /// Never fails: a parse error or timeout falls back to line windows. Chunks are sorted by
   /// start line, cover every non-blank line at least once, and carry valid 1-based ranges.
   std::vector<types::Chunk> chunk(std::string_view path, std::string_view language,
-                           std::string_view content);
+                                  std::string_view content);
 
 private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
 
-} // namespace kasava::parse
+}  // namespace kasava::parse

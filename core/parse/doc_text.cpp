@@ -20,7 +20,8 @@ std::string_view drop_prefix_run(std::string_view text, char c) {
 
 // One comment line without its markers. Block comments pass through here line by line, so
 // an inner line of `/** … */` loses its leading `*` the same way as the opening line.
-std::string_view strip_line_markers(std::string_view line) {
+// lua_close is the closing bracket of a Lua long comment (`]]`, `]==]`), or empty.
+std::string_view strip_line_markers(std::string_view line, std::string_view lua_close) {
   line = util::trim(line);
   if (util::starts_with(line, "/*")) {
     line.remove_prefix(2);
@@ -31,10 +32,8 @@ std::string_view strip_line_markers(std::string_view line) {
     if (!line.empty() && line.front() == '!') line.remove_prefix(1);
   } else if (util::starts_with(line, "--")) {
     line = drop_prefix_run(line, '-');
-    // Lua long comments: --[[ … ]] and --[==[ … ]==]
-    if (!line.empty() && line.front() == '[') {
-      const auto close = line.find_first_not_of('=', 1);
-      if (close != std::string_view::npos && line[close] == '[') line.remove_prefix(close + 1);
+    if (!lua_close.empty() && !line.empty() && line.front() == '[') {
+      line.remove_prefix(std::min(line.size(), lua_close.size()));  // `[[`, `[==[`: as long
     }
   } else if (util::starts_with(line, "#")) {
     line = drop_prefix_run(line, '#');
@@ -46,12 +45,22 @@ std::string_view strip_line_markers(std::string_view line) {
   if (util::ends_with(line, "*/")) {
     line.remove_suffix(2);
     while (!line.empty() && line.back() == '*') line.remove_suffix(1);
-  } else if (util::ends_with(line, "]]")) {
-    line.remove_suffix(2);
-    while (!line.empty() && line.back() == '=') line.remove_suffix(1);
-    if (!line.empty() && line.back() == ']') line.remove_suffix(1);
+  } else if (!lua_close.empty() && util::ends_with(line, lua_close)) {
+    line.remove_suffix(lua_close.size());
   }
   return util::trim(line);
+}
+
+// The closing bracket of a Lua long comment (`--[==[` → `]==]`), or "" for other comments.
+std::string lua_long_comment_close(std::string_view comment) {
+  comment = util::trim(comment);
+  if (!util::starts_with(comment, "--[")) return {};
+  const auto open = comment.find_first_not_of('=', 3);
+  if (open == std::string_view::npos || comment[open] != '[') return {};
+  std::string close(open - 3 + 2, '=');
+  close.front() = ']';
+  close.back() = ']';
+  return close;
 }
 
 // Joins lines with '\n', leaving out empty lines at the start and the end.
@@ -82,18 +91,22 @@ void for_each_line(std::string_view text, Visit visit) {
   }
 }
 
-} // namespace
+}  // namespace
 
 std::string strip_comment_markers(std::string_view comment) {
+  const std::string lua_close = lua_long_comment_close(comment);
   std::vector<std::string_view> lines;
-  for_each_line(comment, [&](std::string_view line) { lines.push_back(strip_line_markers(line)); });
+  for_each_line(comment, [&](std::string_view line) {
+    lines.push_back(strip_line_markers(line, lua_close));
+  });
   return join_lines(lines);
 }
 
 std::string strip_docstring(std::string_view literal) {
   literal = util::trim(literal);
   // String prefixes: r, u, b, f and their combinations, in either case.
-  while (!literal.empty() && std::string_view("rRuUbBfF").find(literal.front()) != std::string_view::npos) {
+  while (!literal.empty() &&
+         std::string_view("rRuUbBfF").find(literal.front()) != std::string_view::npos) {
     literal.remove_prefix(1);
   }
   for (std::string_view quote : {"\"\"\"", "'''", "\"", "'"}) {
@@ -116,7 +129,8 @@ std::string strip_docstring(std::string_view literal) {
   }
   if (!lines.empty()) lines[0] = util::trim(lines[0]);
   for (std::size_t i = 1; i < lines.size(); ++i) {
-    if (indent != std::string_view::npos && lines[i].size() >= indent) lines[i].remove_prefix(indent);
+    if (indent != std::string_view::npos && lines[i].size() >= indent)
+      lines[i].remove_prefix(indent);
   }
   return join_lines(lines);
 }
@@ -137,7 +151,8 @@ std::string collapse_whitespace(std::string_view text, std::size_t max_bytes) {
   }
   if (out.size() > max_bytes) out.resize(max_bytes);
   // Never end inside a UTF-8 sequence: drop continuation bytes and the lead byte they follow.
-  if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80) != 0 && out.size() >= max_bytes) {
+  if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80) != 0 &&
+      out.size() >= max_bytes) {
     std::size_t end = out.size();
     while (end > 0 && (static_cast<unsigned char>(out[end - 1]) & 0xC0) == 0x80) --end;
     if (end > 0 && (static_cast<unsigned char>(out[end - 1]) & 0xC0) == 0xC0) {
@@ -150,4 +165,4 @@ std::string collapse_whitespace(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
-} // namespace kasava::parse
+}  // namespace kasava::parse

@@ -20,4 +20,4 @@ std::string strip_docstring(std::string_view literal);
 /// max_bytes without splitting a UTF-8 sequence.
 std::string collapse_whitespace(std::string_view text, std::size_t max_bytes);
 
-} // namespace kasava::parse
+}  // namespace kasava::parse

@@ -46,7 +46,7 @@ const LanguageIndex& language_index() {
   return index;
 }
 
-} // namespace
+}  // namespace
 
 const LanguageSpec* find_language(std::string_view name) {
   const auto& by_name = language_index().by_name;
@@ -72,11 +72,13 @@ std::string detect_language(std::string_view path) {
   return {};
 }
 
-std::vector<std::string> known_languages() { return language_index().names; }
+std::vector<std::string> known_languages() {
+  return language_index().names;
+}
 
 bool has_grammar(std::string_view language) {
   const LanguageSpec* spec = find_language(language);
   return spec != nullptr && spec->grammar != nullptr;
 }
 
-} // namespace kasava::parse
+}  // namespace kasava::parse

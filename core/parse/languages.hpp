@@ -11,4 +11,4 @@ namespace kasava::parse {
 /// The table row of a language by name, or nullptr.
 const LanguageSpec* find_language(std::string_view name);
 
-} // namespace kasava::parse
+}  // namespace kasava::parse

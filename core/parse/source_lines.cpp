@@ -35,13 +35,19 @@ bool SourceLines::is_blank(int row) const {
 }
 
 bool SourceLines::is_closing(int row) const {
-  const std::string_view text = util::trim(line(row));
+  std::string_view text = line(row);
+  // A trailing comment does not make a line worth a chunk: `} // namespace net`.
+  for (std::string_view marker : {"//", "#", "--", "/*"}) {
+    text = text.substr(0, text.find(marker));
+  }
+  text = util::trim(text);
   if (text.empty()) return false;
-  if (text == "end" || text == "end;" || text == "fi" || text == "done" || text == "esac") return true;
+  if (text == "end" || text == "end;" || text == "fi" || text == "done" || text == "esac")
+    return true;
   for (char c : text) {
     if (c != '}' && c != ')' && c != ']' && c != ';' && c != ',') return false;
   }
   return true;
 }
 
-} // namespace kasava::parse
+}  // namespace kasava::parse

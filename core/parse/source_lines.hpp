@@ -31,4 +31,4 @@ private:
   std::vector<std::size_t> m_starts;
 };
 
-} // namespace kasava::parse
+}  // namespace kasava::parse

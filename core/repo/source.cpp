@@ -61,6 +61,16 @@ std::optional<std::string> find_work_tree(const std::string& path) {
   return root;
 }
 
+std::optional<std::string> common_git_dir(const std::string& path) {
+  detail::RepositoryHandle repository;
+  if (detail::open_repository(util::absolute_path(path), repository) < 0) return std::nullopt;
+  const char* common = git_repository_commondir(repository.get());
+  if (common == nullptr || *common == '\0') return std::nullopt;
+  std::string dir = common;
+  if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 std::string blob_id_of(std::string_view content) {
   detail::ensure_libgit2();
   git_oid oid;

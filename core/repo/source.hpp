@@ -72,6 +72,10 @@ util::Result<std::unique_ptr<Source>> open_source(const std::string& path,
 /// Root of the git work tree containing `path`, if any (no error when there is none).
 std::optional<std::string> find_work_tree(const std::string& path);
 
+/// The git directory shared by all work trees of the repository containing `path` (where
+/// `info/exclude` lives): `<root>/.git` usually, the main repository's for a linked worktree.
+std::optional<std::string> common_git_dir(const std::string& path);
+
 /// True when `target` looks like a URL to clone (https://, http://, ssh://, git://, file://,
 /// or scp-like user@host:path).
 bool is_url(const std::string& target);

@@ -14,12 +14,18 @@ namespace kasava::util {
 
 const char* json_type_name(JsonType type) {
   switch (type) {
-    case JsonType::null: return "null";
-    case JsonType::boolean: return "boolean";
-    case JsonType::number: return "number";
-    case JsonType::string: return "string";
-    case JsonType::array: return "array";
-    case JsonType::object: return "object";
+    case JsonType::null:
+      return "null";
+    case JsonType::boolean:
+      return "boolean";
+    case JsonType::number:
+      return "number";
+    case JsonType::string:
+      return "string";
+    case JsonType::array:
+      return "array";
+    case JsonType::object:
+      return "object";
   }
   return "unknown";
 }
@@ -50,7 +56,9 @@ std::optional<std::int64_t> exact_integer(double d) {
   return static_cast<std::int64_t>(d);
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 void append_utf8(std::string& out, std::uint32_t code_point) {
   if (code_point < 0x80) {
@@ -142,7 +150,7 @@ long long decimal_magnitude(std::string_view lexeme) {
   return magnitude;
 }
 
-} // namespace
+}  // namespace
 
 // ---- JsonValue -------------------------------------------------------------------------
 
@@ -174,9 +182,15 @@ std::optional<std::int64_t> JsonValue::get_integer() const {
   return std::nullopt;
 }
 
-const std::string* JsonValue::get_string() const { return std::get_if<std::string>(&m_data); }
-const JsonValue::Array* JsonValue::get_array() const { return std::get_if<Array>(&m_data); }
-const JsonValue::Object* JsonValue::get_object() const { return std::get_if<Object>(&m_data); }
+const std::string* JsonValue::get_string() const {
+  return std::get_if<std::string>(&m_data);
+}
+const JsonValue::Array* JsonValue::get_array() const {
+  return std::get_if<Array>(&m_data);
+}
+const JsonValue::Object* JsonValue::get_object() const {
+  return std::get_if<Object>(&m_data);
+}
 
 bool JsonValue::as_bool() const {
   if (auto flag = get_bool()) return *flag;
@@ -237,8 +251,12 @@ std::size_t JsonValue::size() const {
 
 void JsonValue::dump_to(std::string& out) const {
   switch (type()) {
-    case JsonType::null: out += "null"; break;
-    case JsonType::boolean: out += std::get<bool>(m_data) ? "true" : "false"; break;
+    case JsonType::null:
+      out += "null";
+      break;
+    case JsonType::boolean:
+      out += std::get<bool>(m_data) ? "true" : "false";
+      break;
     case JsonType::number: {
       const Number& number = std::get<Number>(m_data);
       if (number.integer) {
@@ -252,7 +270,9 @@ void JsonValue::dump_to(std::string& out) const {
       }
       break;
     }
-    case JsonType::string: out += json_quote(std::get<std::string>(m_data)); break;
+    case JsonType::string:
+      out += json_quote(std::get<std::string>(m_data));
+      break;
     case JsonType::array: {
       out += '[';
       bool first = true;
@@ -289,12 +309,19 @@ std::string JsonValue::dump() const {
 bool operator==(const JsonValue& a, const JsonValue& b) {
   if (a.type() != b.type()) return false;
   switch (a.type()) {
-    case JsonType::null: return true;
-    case JsonType::boolean: return *a.get_bool() == *b.get_bool();
-    case JsonType::number: return *a.get_number() == *b.get_number();
-    case JsonType::string: return *a.get_string() == *b.get_string();
-    case JsonType::array: return *a.get_array() == *b.get_array();
-    case JsonType::object: return *a.get_object() == *b.get_object();
+    case JsonType::null:
+      return true;
+    case JsonType::boolean:
+      return std::get<bool>(a.m_data) == std::get<bool>(b.m_data);
+    case JsonType::number:
+      return std::get<JsonValue::Number>(a.m_data).value ==
+             std::get<JsonValue::Number>(b.m_data).value;
+    case JsonType::string:
+      return std::get<std::string>(a.m_data) == std::get<std::string>(b.m_data);
+    case JsonType::array:
+      return std::get<JsonValue::Array>(a.m_data) == std::get<JsonValue::Array>(b.m_data);
+    case JsonType::object:
+      return std::get<JsonValue::Object>(a.m_data) == std::get<JsonValue::Object>(b.m_data);
   }
   return false;
 }
@@ -333,7 +360,8 @@ private:
     return false;
   }
   bool fail_unexpected(const char* expected) {
-    if (m_pos >= m_text.size()) return fail(std::string("unexpected end of input, expected ") + expected);
+    if (m_pos >= m_text.size())
+      return fail(std::string("unexpected end of input, expected ") + expected);
     return fail("unexpected " + describe_char(m_text[m_pos]) + ", expected " + expected);
   }
 
@@ -351,17 +379,22 @@ private:
   bool parse_value(JsonValue& out, std::size_t depth) {
     if (at_end()) return fail_unexpected("a value");
     switch (peek()) {
-      case '{': return parse_object(out, depth + 1);
-      case '[': return parse_array(out, depth + 1);
+      case '{':
+        return parse_object(out, depth + 1);
+      case '[':
+        return parse_array(out, depth + 1);
       case '"': {
         std::string text;
         if (!parse_string(text)) return false;
         out = JsonValue(std::move(text));
         return true;
       }
-      case 't': return parse_literal("true", JsonValue(true), out);
-      case 'f': return parse_literal("false", JsonValue(false), out);
-      case 'n': return parse_literal("null", JsonValue(), out);
+      case 't':
+        return parse_literal("true", JsonValue(true), out);
+      case 'f':
+        return parse_literal("false", JsonValue(false), out);
+      case 'n':
+        return parse_literal("null", JsonValue(), out);
       default:
         if (peek() == '-' || is_digit(peek())) return parse_number(out);
         return fail_unexpected("a value");
@@ -425,7 +458,8 @@ private:
     }
     while (true) {
       if (at_end() || peek() != '"') {
-        if (!at_end() && peek() == '}' && !members.empty()) return fail("trailing comma in an object");
+        if (!at_end() && peek() == '}' && !members.empty())
+          return fail("trailing comma in an object");
         return fail_unexpected("a string key in an object");
       }
       JsonValue::Member member;
@@ -519,7 +553,9 @@ private:
         ++m_pos;
         return true;
       }
-      if (u < 0x20) return fail("control character " + describe_char(peek()) + " in a string (must be escaped)");
+      if (u < 0x20)
+        return fail("control character " + describe_char(peek()) +
+                    " in a string (must be escaped)");
       if (u >= 0x80) {
         const std::size_t length = utf8_sequence_length(m_text, m_pos);
         if (length == 0) return fail("invalid UTF-8 in a string");
@@ -533,19 +569,36 @@ private:
       const char escape = peek();
       ++m_pos;
       switch (escape) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u':
           if (!parse_unicode_escape(out)) return false;
           break;
         default:
-          return fail_at(m_pos - 1, "invalid escape '\\" + std::string(1, escape) + "' in a string");
+          return fail_at(m_pos - 1,
+                         "invalid escape '\\" + std::string(1, escape) + "' in a string");
       }
     }
   }
@@ -609,4 +662,4 @@ Result<JsonValue> parse_json(std::string_view text, const JsonParseOptions& opti
   return JsonParser(text, options).parse_document();
 }
 
-} // namespace kasava::util
+}  // namespace kasava::util

@@ -125,4 +125,4 @@ struct JsonParseOptions {
 /// characters in strings, invalid UTF-8. A lone surrogate escape (\uD800) decodes to U+FFFD.
 Result<JsonValue> parse_json(std::string_view text, const JsonParseOptions& options = {});
 
-} // namespace kasava::util
+}  // namespace kasava::util

@@ -1,6 +1,7 @@
 // Small string helpers: see strings.hpp.
 #include "core/util/strings.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kasava::util {
@@ -111,6 +112,21 @@ std::vector<std::size_t> line_starts(std::string_view text) {
     if (text[i] == '\n') starts.push_back(i + 1);
   }
   return starts;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
 }
 
 std::string format_bytes(unsigned long long bytes) {

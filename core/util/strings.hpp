@@ -24,6 +24,9 @@ std::size_t count_lines(std::string_view text);
 /// Byte offsets where each line starts; size() == count_lines(text).
 std::vector<std::size_t> line_starts(std::string_view text);
 
+/// Levenshtein distance between two strings (for "did you mean" suggestions).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
 /// Human-readable byte size: "812 B", "4.2 KiB", "17.0 MiB".
 std::string format_bytes(unsigned long long bytes);
 

@@ -30,7 +30,7 @@ std::string parse_error(std::string_view text, const JsonParseOptions& options =
   return result.error().message;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("util::parse_json reads scalars") {
   CHECK(parse_ok("null").is_null());
@@ -113,10 +113,10 @@ TEST_CASE("util::parse_json accepts valid UTF-8 and rejects invalid UTF-8 in str
   CHECK(parse_ok("\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"").as_string() ==
         "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
   CHECK(parse_error("\"a\xFF\"") == "invalid JSON at byte 2: invalid UTF-8 in a string");
-  CHECK_THAT(parse_error("\"\xC0\xAF\""), Catch::Contains("invalid UTF-8"));       // overlong
-  CHECK_THAT(parse_error("\"\xED\xA0\x80\""), Catch::Contains("invalid UTF-8"));   // surrogate
+  CHECK_THAT(parse_error("\"\xC0\xAF\""), Catch::Contains("invalid UTF-8"));          // overlong
+  CHECK_THAT(parse_error("\"\xED\xA0\x80\""), Catch::Contains("invalid UTF-8"));      // surrogate
   CHECK_THAT(parse_error("\"\xF4\x90\x80\x80\""), Catch::Contains("invalid UTF-8"));  // > U+10FFFF
-  CHECK_THAT(parse_error("\"\xE2\x82\""), Catch::Contains("invalid UTF-8"));       // truncated
+  CHECK_THAT(parse_error("\"\xE2\x82\""), Catch::Contains("invalid UTF-8"));          // truncated
   CHECK_THAT(parse_error("\"\xE2\x82"), Catch::Contains("invalid UTF-8"));
 }
 
@@ -134,7 +134,7 @@ TEST_CASE("util::parse_json reads numbers") {
   // Beyond int64: still a number, no longer an exact integer.
   CHECK(parse_ok("18446744073709551616").get_integer() == std::nullopt);
   CHECK(parse_ok("18446744073709551616").as_number() == 18446744073709551616.0);
-  CHECK(parse_ok("1e-400").as_number() == 0.0);    // underflow rounds to zero
+  CHECK(parse_ok("1e-400").as_number() == 0.0);  // underflow rounds to zero
   CHECK(parse_ok("0.0000e999999999999").as_number() == 0.0);
   CHECK(parse_ok("1.7976931348623157e308").as_number() == 1.7976931348623157e308);
 }
@@ -156,18 +156,26 @@ TEST_CASE("util::parse_json rejects numbers outside the grammar or range") {
 TEST_CASE("util::parse_json errors name the byte offset and the problem") {
   CHECK(parse_error("") == "invalid JSON at byte 0: unexpected end of input, expected a value");
   CHECK(parse_error("   ") == "invalid JSON at byte 3: unexpected end of input, expected a value");
-  CHECK(parse_error(R"({"a" 1})") == "invalid JSON at byte 5: unexpected '1', expected ':' after an object key");
+  CHECK(parse_error(R"({"a" 1})") ==
+        "invalid JSON at byte 5: unexpected '1', expected ':' after an object key");
   CHECK(parse_error(R"({"a":1,})") == "invalid JSON at byte 7: trailing comma in an object");
   CHECK(parse_error("[1,]") == "invalid JSON at byte 3: trailing comma in an array");
-  CHECK(parse_error("[1 2]") == "invalid JSON at byte 3: unexpected '2', expected ',' or ']' in an array");
-  CHECK(parse_error("[1") == "invalid JSON at byte 2: unexpected end of input, expected ',' or ']' in an array");
-  CHECK(parse_error(R"({"a":1)") == "invalid JSON at byte 6: unexpected end of input, expected ',' or '}' in an object");
-  CHECK(parse_error("{a:1}") == "invalid JSON at byte 1: unexpected 'a', expected a string key in an object");
-  CHECK(parse_error("{'a':1}") == "invalid JSON at byte 1: unexpected ''', expected a string key in an object");
+  CHECK(parse_error("[1 2]") ==
+        "invalid JSON at byte 3: unexpected '2', expected ',' or ']' in an array");
+  CHECK(parse_error("[1") ==
+        "invalid JSON at byte 2: unexpected end of input, expected ',' or ']' in an array");
+  CHECK(parse_error(R"({"a":1)") ==
+        "invalid JSON at byte 6: unexpected end of input, expected ',' or '}' in an object");
+  CHECK(parse_error("{a:1}") ==
+        "invalid JSON at byte 1: unexpected 'a', expected a string key in an object");
+  CHECK(parse_error("{'a':1}") ==
+        "invalid JSON at byte 1: unexpected ''', expected a string key in an object");
   CHECK(parse_error("\"abc") == "invalid JSON at byte 0: unterminated string");
-  CHECK(parse_error("\"a\nb\"") == "invalid JSON at byte 2: control character byte 0x0A in a string (must be escaped)");
+  CHECK(parse_error("\"a\nb\"") ==
+        "invalid JSON at byte 2: control character byte 0x0A in a string (must be escaped)");
   CHECK(parse_error(R"("\x")") == "invalid JSON at byte 2: invalid escape '\\x' in a string");
-  CHECK(parse_error(R"("\u12G4")") == "invalid JSON at byte 5: invalid hex digit 'G' in a \\u escape");
+  CHECK(parse_error(R"("\u12G4")") ==
+        "invalid JSON at byte 5: invalid hex digit 'G' in a \\u escape");
   CHECK_THAT(parse_error(R"("\u12)"), Catch::Contains("end of input in a \\u escape"));
   CHECK(parse_error("tru") == "invalid JSON at byte 0: invalid literal, expected 'true'");
   CHECK(parse_error("nul1") == "invalid JSON at byte 0: invalid literal, expected 'null'");
@@ -175,7 +183,8 @@ TEST_CASE("util::parse_json errors name the byte offset and the problem") {
   CHECK(parse_error("[] x") == "invalid JSON at byte 3: unexpected 'x' after the document");
   CHECK(parse_error("// c\n1") == "invalid JSON at byte 0: unexpected '/', expected a value");
   CHECK(parse_error("[\x01]") == "invalid JSON at byte 1: unexpected byte 0x01, expected a value");
-  CHECK(parse_error(std::string_view("1\0", 2)) == "invalid JSON at byte 1: unexpected byte 0x00 after the document");
+  CHECK(parse_error(std::string_view("1\0", 2)) ==
+        "invalid JSON at byte 1: unexpected byte 0x00 after the document");
 }
 
 TEST_CASE("util::parse_json limits nesting depth instead of exhausting the stack") {
@@ -183,8 +192,10 @@ TEST_CASE("util::parse_json limits nesting depth instead of exhausting the stack
   options.max_depth = 3;
   CHECK(parse_json("[[[1]]]", options));
   CHECK(parse_json(R"({"a":{"b":[1]}})", options));
-  CHECK(parse_error("[[[[1]]]]", options) == "invalid JSON at byte 3: nesting deeper than 3 levels");
-  CHECK_THAT(parse_error(R"({"a":{"b":{"c":{}}}})", options), Catch::Contains("nesting deeper than 3"));
+  CHECK(parse_error("[[[[1]]]]", options) ==
+        "invalid JSON at byte 3: nesting deeper than 3 levels");
+  CHECK_THAT(parse_error(R"({"a":{"b":{"c":{}}}})", options),
+             Catch::Contains("nesting deeper than 3"));
 
   // The default limit holds against a hostile document far deeper than any stack allows.
   const std::string deep(1'000'000, '[');

@@ -22,6 +22,13 @@ TEST_CASE("util::is_valid_utf8") {
   CHECK(to_valid_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
 }
 
+TEST_CASE("util::edit_distance") {
+  CHECK(edit_distance("serach", "search") == 2);
+  CHECK(edit_distance("ask", "ask") == 0);
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(edit_distance("indx", "index") == 1);
+}
+
 TEST_CASE("util::trim split format_bytes") {
   CHECK(trim("  x y \n") == "x y");
   CHECK(split("a,,b", ',') == std::vector<std::string>{"a", "", "b"});
