@@ -141,7 +141,7 @@ int run(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a closed pipe shows up as a write error, handled below
 
   ParsedOptions options;
-  CLI::App app{"kasava: semantic code search for git repositories, offline by default", "kasava"};
+  CLI::App app{"Semantic code search for git repositories, offline by default", "kasava"};
   app.set_version_flag("-V,--version", std::string("kasava ") + k_version);
   app.require_subcommand(1);
   app.fallthrough();

@@ -32,7 +32,7 @@ std::vector<OptionInfo> options_of(const CLI::App& app) {
     info.positional_name = option->get_name(true, false);
     for (const auto& name : option->get_lnames()) info.names.push_back("--" + name);
     for (const auto& name : option->get_snames()) info.names.push_back("-" + name);
-    info.takes_value = option->get_type_size_max() > 0;
+    info.takes_value = option->get_items_expected_min() > 0;  // flags expect no items
     if (info.names.empty() && !info.positional) continue;
     result.push_back(std::move(info));
   }

@@ -9,23 +9,18 @@
 
 #include "core/index/indexer.hpp"
 #include "core/index/locate.hpp"
+#include "support.hpp"
 
 using namespace kasava;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / ("kasava-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+// A temporary folder with a write() for files relative to it.
+struct Folder : test::TempDir {
+  fs::path root() const { return path(); }
   void write(const std::string& relative, const std::string& content) const {
-    fs::create_directories((path / relative).parent_path());
-    std::ofstream(path / relative, std::ios::binary) << content;
+    test::write(file(relative), content);
   }
 };
 
@@ -40,37 +35,37 @@ TEST_CASE("index::skip_reason_for_content") {
 }
 
 TEST_CASE("index::find_index_upward and default_index_path") {
-  TempDir dir("locate");
-  CHECK_FALSE(index::find_index_upward((dir.path).string()).has_value());
+  Folder dir;
+  CHECK_FALSE(index::find_index_upward((dir.root()).string()).has_value());
   dir.write(".kasava/index.db", "");
-  fs::create_directories(dir.path / "a" / "b");
-  const auto found = index::find_index_upward((dir.path / "a" / "b").string());
+  fs::create_directories(dir.root() / "a" / "b");
+  const auto found = index::find_index_upward((dir.root() / "a" / "b").string());
   REQUIRE(found.has_value());
-  CHECK(*found == index::default_index_path(dir.path.string()));
+  CHECK(*found == index::default_index_path(dir.root().string()));
 }
 
 TEST_CASE("index::exclude_from_git adds .kasava/ once") {
-  TempDir dir("exclude");
-  index::exclude_from_git(dir.path.string());  // not a repository: nothing happens
-  CHECK_FALSE(fs::exists(dir.path / ".git"));
-  REQUIRE(std::system(("git init -q '" + dir.path.string() + "'").c_str()) == 0);
-  index::exclude_from_git(dir.path.string());
-  index::exclude_from_git(dir.path.string());
-  std::ifstream in(dir.path / ".git" / "info" / "exclude");
+  Folder dir;
+  index::exclude_from_git(dir.root().string());  // not a repository: nothing happens
+  CHECK_FALSE(fs::exists(dir.root() / ".git"));
+  REQUIRE(std::system(("git init -q '" + dir.root().string() + "'").c_str()) == 0);
+  index::exclude_from_git(dir.root().string());
+  index::exclude_from_git(dir.root().string());
+  std::ifstream in(dir.root() / ".git" / "info" / "exclude");
   int lines = 0;
   for (std::string line; std::getline(in, line);) lines += line == ".kasava/";
   CHECK(lines == 1);
 }
 
 TEST_CASE("index::run_index is incremental on a plain directory") {
-  TempDir dir("run");
+  Folder dir;
   dir.write("src/auth.py", "def login(user):\n    \"\"\"Log a user in.\"\"\"\n    return user\n");
   dir.write("src/util.go", "package util\n\nfunc Retry() {}\n");
   dir.write("data.bin", std::string("\0\1\2", 3));
-  auto store = store::Store::open((dir.path / ".kasava" / "index.db").string(),
+  auto store = store::Store::open((dir.root() / ".kasava" / "index.db").string(),
                                   store::OpenMode::read_write);
   REQUIRE(store.ok());
-  auto source = repo::open_source(dir.path.string(), {});
+  auto source = repo::open_source(dir.root().string(), {});
   REQUIRE(source.ok());
 
   auto first = index::run_index(**source, **store, {}, {});
@@ -87,7 +82,7 @@ TEST_CASE("index::run_index is incremental on a plain directory") {
   CHECK(second->unchanged == 2);
   CHECK(second->skipped.at("binary") == 1);
 
-  fs::remove(dir.path / "src" / "util.go");
+  fs::remove(dir.root() / "src" / "util.go");
   dir.write("src/auth.py", "def logout(user):\n    return None\n");
   auto third = index::run_index(**source, **store, {}, {});
   REQUIRE(third.ok());

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/repo/source.hpp"
+#include "support.hpp"
 
 namespace fs = std::filesystem;
 using kasava::repo::EntryKind;
@@ -22,51 +23,10 @@ using kasava::repo::SourceEntry;
 
 namespace {
 
-/// A temporary directory removed with everything in it when the test ends.
-class TempDir {
-public:
-  TempDir() {
-    char name[] = "/tmp/kasava-repo-test-XXXXXX";
-    REQUIRE(::mkdtemp(name) != nullptr);
-    m_path = fs::canonical(name).string();
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code error;
-    fs::remove_all(m_path, error);
-  }
-  const std::string& path() const { return m_path; }
-
-private:
-  std::string m_path;
-};
-
-/// Runs a shell command, requires it to succeed and returns its stdout without the final newline.
-std::string run(const std::string& command) {
-  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (const std::size_t count = std::fread(buffer.data(), 1, buffer.size(), pipe))
-    output.append(buffer.data(), count);
-  const int status = ::pclose(pipe);
-  INFO(command);
-  REQUIRE(status == 0);
-  while (!output.empty() && output.back() == '\n') output.pop_back();
-  return output;
-}
-
-std::string git(const std::string& dir, const std::string& arguments) {
-  return run("git -C '" + dir + "' -c user.email=t@t -c user.name=t -c commit.gpgsign=false " +
-             arguments);
-}
-
-void write(const std::string& path, const std::string& content) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-}
+using kasava::test::git;
+using kasava::test::run;
+using kasava::test::TempDir;
+using kasava::test::write;
 
 std::string init_repository(const std::string& dir) {
   run("git init -q -b main '" + dir + "'");

@@ -1,10 +1,8 @@
 // Unit tests for core/search/search.cpp: query expressions and ranking on a real store.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <unistd.h>
-
 #include "core/search/search.hpp"
+#include "support.hpp"
 
 using namespace kasava;
 
@@ -21,14 +19,9 @@ types::Chunk make_chunk(std::string kind, std::string symbol, int start, std::st
 }
 
 struct TempStore {
-  std::string dir;
-  std::unique_ptr<store::Store> store;
-  TempStore() {
-    dir = (std::filesystem::temp_directory_path() / ("kasava-search-" + std::to_string(::getpid()))).string();
-    std::filesystem::remove_all(dir);
-    store = std::move(store::Store::open(dir + "/index.db", store::OpenMode::read_write).value());
-  }
-  ~TempStore() { std::filesystem::remove_all(dir); }
+  test::TempDir dir;
+  std::unique_ptr<store::Store> store =
+      std::move(store::Store::open(dir.file("index.db"), store::OpenMode::read_write).value());
 };
 
 } // namespace

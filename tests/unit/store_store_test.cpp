@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/store/store.hpp"
+#include "support.hpp"
 
 namespace fs = std::filesystem;
 using kasava::store::FieldWeights;
@@ -23,28 +24,7 @@ using kasava::types::Chunk;
 
 namespace {
 
-// A fresh directory under the system temp directory, removed with everything in it.
-class TempDir {
-public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    m_path = fs::temp_directory_path() /
-             ("kasava-store-test-" + std::to_string(stamp) + "-" + std::to_string(counter++));
-    fs::create_directories(m_path);
-  }
-  ~TempDir() {
-    std::error_code error;
-    fs::remove_all(m_path, error);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (m_path / name).string(); }
-
-private:
-  fs::path m_path;
-};
+using kasava::test::TempDir;
 
 std::unique_ptr<Store> open_store(const std::string& path, OpenMode mode = OpenMode::read_write) {
   auto store = Store::open(path, mode);
