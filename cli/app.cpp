@@ -14,6 +14,7 @@
 
 #include "cli/generate.hpp"
 #include "commands/commands.hpp"
+#include "commands/interrupt.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::cli {
@@ -139,6 +140,7 @@ std::optional<std::string> unknown_command_message(const std::string& word) {
 
 int run(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a closed pipe shows up as a write error, handled below
+  commands::install_interrupt_handlers();
 
   ParsedOptions options;
   CLI::App app{"Semantic code search for git repositories, offline by default", "kasava"};
@@ -220,6 +222,11 @@ int run(int argc, char** argv) {
     if (!context.output.flush()) return commands::exit_code(status);  // stdout closed: quietly
     return commands::exit_code(status);
   } catch (const util::Failure& e) {
+    if (commands::interrupted()) {
+      print_error("interrupted: the index keeps every file written so far; run `kasava index` "
+                  "again to finish");
+      return commands::exit_code(ExitStatus::interrupted);
+    }
     print_error(e.what());
   } catch (const std::exception& e) {
     print_error(std::string("unexpected: ") + e.what());

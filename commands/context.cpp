@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "commands/interrupt.hpp"
 #include "core/index/locate.hpp"
 #include "core/repo/source.hpp"
 #include "core/util/files.hpp"
@@ -93,6 +94,7 @@ index::IndexCallbacks progress_callbacks(Context& context) {
     context.output.progress(line);
   };
   callbacks.warning = [&context](const std::string& message) { context.output.warning(message); };
+  callbacks.cancelled = [] { return interrupted(); };
   return callbacks;
 }
 

@@ -7,6 +7,7 @@ enum class ExitStatus : int {
   success = 0,    ///< the command did its work; for `ask`, results were found
   no_result = 1,  ///< `ask` found nothing (or nothing above --min-score)
   error = 2,      ///< bad input, missing index, I/O failure, …
+  interrupted = 130,  ///< stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it)
 };
 
 inline int exit_code(ExitStatus status) { return static_cast<int>(status); }

@@ -155,6 +155,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
 
   std::size_t position = 0;
   while (position < entries.size()) {
+    if (callbacks.cancelled && callbacks.cancelled()) return util::Error{"interrupted"};
     std::vector<Work> work;
     std::vector<Work> unreadable;  // read errors, recorded as skipped
     std::size_t window_bytes = 0;

@@ -45,6 +45,9 @@ struct IndexSummary {
 struct IndexCallbacks {
   std::function<void(const IndexProgress&)> progress;         ///< called often; may be empty
   std::function<void(const std::string& warning)> warning;    ///< "path: reason"; may be empty
+  /// Polled between batches; when it returns true the run stops after committing what it
+  /// has written and returns the error "interrupted". May be empty.
+  std::function<bool()> cancelled;
 };
 
 /// Indexes `source` into `store`, incrementally: content already indexed (same blob id) is
