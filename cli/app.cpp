@@ -37,6 +37,8 @@ struct ParsedOptions {
   commands::IndexCommandOptions index;
   commands::AskCommandOptions ask;
   commands::StatusCommandOptions status;
+  commands::VerifyCommandOptions verify;
+  commands::McpCommandOptions mcp;
 };
 
 struct CommandSpec {
@@ -83,7 +85,9 @@ const std::vector<CommandSpec>& command_table() {
              ->default_val(o.ask.mode)->check(CLI::IsMember({"hybrid", "semantic", "lexical"}));
          app.add_option("--min-score", o.ask.min_score, "Drop results scoring below this (0-1)")
              ->check(CLI::Range(0.0, 1.0));
-         app.add_flag("--json", o.ask.json, "Print results as one JSON document");
+         CLI::Option* json = app.add_flag("--json", o.ask.json, "Print results as one JSON document");
+         app.add_flag("--jsonl", o.ask.jsonl, "Print one JSON object per result, one per line")
+             ->excludes(json);
          app.add_flag("--no-refresh", o.ask.no_refresh, "Do not update the index before searching");
        },
        [](ParsedOptions& o, commands::Context& c) { return commands::run_ask(o.ask, c); }},
@@ -95,6 +99,24 @@ const std::vector<CommandSpec>& command_table() {
          app.add_flag("--json", o.status.json, "Print the status as JSON");
        },
        [](ParsedOptions& o, commands::Context& c) { return commands::run_status(o.status, c); }},
+      {"verify", "Check the index for damage and, with --repair, fix it by re-indexing",
+       "  kasava verify            # exit 0 sound, 1 damaged\n"
+       "  kasava verify --repair   # re-index damaged files, rebuild a damaged index\n"
+       "  kasava verify --json",
+       Needs::index,
+       [](CLI::App& app, ParsedOptions& o) {
+         app.add_flag("--repair", o.verify.repair,
+                      "Re-index what is wrong (rebuild when the file itself is damaged)");
+         app.add_flag("--json", o.verify.json, "Print the report as JSON");
+       },
+       [](ParsedOptions& o, commands::Context& c) { return commands::run_verify(o.verify, c); }},
+      {"mcp", "Serve search to coding agents: a Model Context Protocol server on stdio",
+       "  kasava mcp                            # JSON-RPC on stdin/stdout, logs on stderr\n"
+       "  claude mcp add kasava -- kasava mcp   # register with Claude Code\n"
+       "  kasava --index /srv/app/index.db mcp  # serve an index built elsewhere",
+       Needs::index,
+       [](CLI::App&, ParsedOptions&) {},
+       [](ParsedOptions& o, commands::Context& c) { return commands::run_mcp(o.mcp, c); }},
   };
   return table;
 }
@@ -147,7 +169,12 @@ int run(int argc, char** argv) {
   app.set_version_flag("-V,--version", std::string("kasava ") + k_version);
   app.require_subcommand(1);
   app.fallthrough();
-  app.footer("Run 'kasava <command> --help' for a command's options and examples.");
+  app.footer("Examples:\n"
+             "  kasava index                        # index the repository you stand in\n"
+             "  kasava ask \"where is auth\"          # the best places in the code\n"
+             "  kasava ask parseConfig --json --min-score 0.5\n"
+             "  kasava mcp                          # serve search to a coding agent\n\n"
+             "Run 'kasava help <command>' for a command's options and examples.");
   std::string color = "auto";
   app.add_option("--index", options.global.index_path,
                  "Index file to use (default: .kasava/index.db of the repository)")
@@ -187,7 +214,8 @@ int run(int argc, char** argv) {
         return commands::exit_code(ExitStatus::error);
       }
     }
-    std::fputs(about->help().c_str(), stdout);
+    // A subcommand's usage line names the program too: `Usage: kasava ask [OPTIONS] query`.
+    std::fputs((about == &app ? app.help() : about->help("kasava")).c_str(), stdout);
     return 0;
   }
   if (auto message = unknown_command_message(command_word)) {

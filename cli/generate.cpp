@@ -89,17 +89,27 @@ std::string generate_man(const CLI::App& app) {
     text += man_options(command.options);
     if (!command.footer.empty()) text += ".PP\n.nf\n" + roff(command.footer) + "\n.fi\n";
   }
-  text += ".SH EXIT STATUS\n0 results found (or success), 1 no result, 2 error.\n";
+  text += ".SH EXIT STATUS\n0 results found (or success), 1 no result, 2 error, 130 interrupted "
+          "(SIGINT or SIGTERM).\n";
   text += ".SH ENVIRONMENT\n.TP\n\\fBKASAVA_INDEX\\fR\nIndex file to use.\n"
-          ".TP\n\\fBNO_COLOR\\fR, \\fBCLICOLOR_FORCE\\fR\nTurn colour off or force it on.\n"
+          ".TP\n\\fBNO_COLOR\\fR, \\fBCLICOLOR_FORCE\\fR\nTurn colour off (any value) or force it on "
+          "(not 0) when \\fB\\-\\-color\\fR is auto.\n"
+          ".TP\n\\fBTERM\\fR\nColour is off when it is \\fBdumb\\fR.\n"
           ".TP\n\\fBXDG_CACHE_HOME\\fR\nWhere cloned repositories are kept (kasava/repos).\n";
   return text;
 }
 
-std::string words(const std::vector<OptionInfo>& options) {
+// The option names of `options`, space-separated, leaving out those in `skip`.
+std::string words(const std::vector<OptionInfo>& options, const std::vector<OptionInfo>& skip = {}) {
   std::string text;
   for (const auto& option : options) {
-    for (const auto& name : option.names) text += (text.empty() ? "" : " ") + name;
+    for (const auto& name : option.names) {
+      bool skipped = false;
+      for (const auto& other : skip) {
+        for (const auto& other_name : other.names) skipped = skipped || other_name == name;
+      }
+      if (!skipped) text += (text.empty() ? "" : " ") + name;
+    }
   }
   return text;
 }
@@ -116,7 +126,7 @@ std::string generate_bash(const CLI::App& app) {
   text += "  case \"$command\" in\n";
   for (const auto& command : commands_of(app)) {
     text += "    " + command.name + ") COMPREPLY=($(compgen -W \"" + words(command.options) + " " +
-            words(options_of(app)) + "\" -- \"$cur\")) ;;\n";
+            words(options_of(app), command.options) + "\" -- \"$cur\")) ;;\n";
   }
   text += "    *) COMPREPLY=($(compgen -W \"" + commands + " " + words(options_of(app)) +
           "\" -- \"$cur\")) ;;\n  esac\n";

@@ -1,5 +1,7 @@
 // `kasava ask QUERY`: refreshes the index if needed, ranks chunks for the query and prints
-// the best places (path:lines, kind, symbol and a few numbered lines of code), or JSON.
+// the best places (path:lines, kind, symbol and a few numbered lines of code), or JSON. On a
+// terminal the places are grouped under one heading per file, as ripgrep does; in a pipe each
+// starts with its own `path:start-end`, so every line a script greps names its file.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -20,27 +22,30 @@ namespace {
 
 constexpr int k_snippet_lines = 8;
 
+// One result as the --json schema has it (and as each --jsonl line is).
+void write_result(util::JsonWriter& json, const search::SearchHit& hit) {
+  const auto& chunk = hit.record.chunk;
+  json.begin_object();
+  json.key("rank").value(hit.rank);
+  json.key("path").value(hit.record.path);
+  json.key("start_line").value(chunk.start_line);
+  json.key("end_line").value(chunk.end_line);
+  json.key("language").value(hit.record.language);
+  json.key("kind").value(chunk.kind);
+  json.key("symbol").value(chunk.symbol);
+  json.key("parent").value(chunk.parent);
+  json.key("signature").value(chunk.signature);
+  json.key("score").value(hit.score);
+  json.key("snippet").value(chunk.text);
+  json.end_object();
+}
+
 std::string results_json(const std::string& query, const std::vector<search::SearchHit>& hits) {
   util::JsonWriter json;
   json.begin_object();
   json.key("query").value(query);
   json.key("results").begin_array();
-  for (const auto& hit : hits) {
-    const auto& chunk = hit.record.chunk;
-    json.begin_object();
-    json.key("rank").value(hit.rank);
-    json.key("path").value(hit.record.path);
-    json.key("start_line").value(chunk.start_line);
-    json.key("end_line").value(chunk.end_line);
-    json.key("language").value(hit.record.language);
-    json.key("kind").value(chunk.kind);
-    json.key("symbol").value(chunk.symbol);
-    json.key("parent").value(chunk.parent);
-    json.key("signature").value(chunk.signature);
-    json.key("score").value(hit.score);
-    json.key("snippet").value(chunk.text);
-    json.end_object();
-  }
+  for (const auto& hit : hits) write_result(json, hit);
   json.end_array();
   json.end_object();
   return json.str() + "\n";
@@ -51,9 +56,11 @@ bool is_word_byte(char c) {
   return std::isalnum(u) || c == '_' || u >= 0x80;
 }
 
-// The line with every word that matches a query term (whole or by one of its parts) painted.
-std::string highlight(std::string_view line, const std::set<std::string>& terms, const Output& output) {
-  if (!output.color() || terms.empty()) return std::string(line);
+// The line with the chunk's symbol and every word that matches a query term (whole or by one
+// of its parts) painted.
+std::string highlight(std::string_view line, const std::set<std::string>& terms,
+                      std::string_view symbol, const Output& output) {
+  if (!output.color()) return std::string(line);
   std::string result;
   std::size_t i = 0;
   while (i < line.size()) {
@@ -66,17 +73,23 @@ std::string highlight(std::string_view line, const std::set<std::string>& terms,
     const std::string_view word = line.substr(i, end - i);
     bool matches = terms.count(util::to_lower(word)) > 0;
     for (const auto& part : util::split_identifier(word)) matches = matches || terms.count(part) > 0;
-    result += matches ? output.paint(word, Style::match) : std::string(word);
+    result += !symbol.empty() && word == symbol ? output.paint(word, Style::symbol)
+              : matches                         ? output.paint(word, Style::match)
+                                                : std::string(word);
     i = end;
   }
   return result;
 }
 
+/// Whether each place names its file (`path:12-40`) or sits under a heading for the file.
+enum class Heading { per_place, per_file };
+
 std::string format_hit(const search::SearchHit& hit, const std::set<std::string>& terms,
-                       const Output& output) {
+                       const Output& output, Heading heading) {
   const auto& chunk = hit.record.chunk;
-  std::string text = output.paint(hit.record.path, Style::path) + ":" +
-                     std::to_string(chunk.start_line) + "-" + std::to_string(chunk.end_line);
+  std::string text = heading == Heading::per_place ? output.paint(hit.record.path, Style::path) + ":" : "";
+  text += output.paint(std::to_string(chunk.start_line) + "-" + std::to_string(chunk.end_line),
+                       heading == Heading::per_file ? Style::line_number : Style::plain);
   text += "  ";
   text += output.paint(chunk.kind, Style::kind);
   if (!chunk.symbol.empty()) {
@@ -102,7 +115,7 @@ std::string format_hit(const search::SearchHit& hit, const std::set<std::string>
     text += "  ";
     text += output.paint(number, Style::line_number);
     text += "  ";
-    text += highlight(line, terms, output);
+    text += highlight(line, terms, chunk.symbol, output);
     text += '\n';
     ++shown;
   }
@@ -112,6 +125,31 @@ std::string format_hit(const search::SearchHit& hit, const std::set<std::string>
     text += '\n';
   }
   return text;
+}
+
+std::set<std::string> query_term_set(const std::string& query) {
+  std::set<std::string> terms;
+  for (const auto& term : util::query_terms(query)) terms.insert(term);
+  return terms;
+}
+
+// Files in the order of their best place, each with its heading once and its places in rank
+// order; a blank line between files.
+void print_grouped(const std::vector<search::SearchHit>& hits, const std::set<std::string>& terms,
+                   Output& output) {
+  std::vector<std::string> files;
+  for (const auto& hit : hits) {
+    if (std::find(files.begin(), files.end(), hit.record.path) == files.end()) {
+      files.push_back(hit.record.path);
+    }
+  }
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    if (f > 0) output.out("\n");
+    output.out(output.paint(files[f], Style::path) + "\n");
+    for (const auto& hit : hits) {
+      if (hit.record.path == files[f]) output.out(format_hit(hit, terms, output, Heading::per_file));
+    }
+  }
 }
 
 } // namespace
@@ -140,12 +178,19 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
 
   if (options.json) {
     context.output.out(results_json(options.query, hits));
+  } else if (options.jsonl) {
+    for (const auto& hit : hits) {
+      util::JsonWriter json;
+      write_result(json, hit);
+      context.output.out(json.str() + "\n");
+    }
+  } else if (context.output.stdout_is_terminal()) {
+    print_grouped(hits, query_term_set(options.query), context.output);
   } else {
-    std::set<std::string> terms;
-    for (const auto& term : util::query_terms(options.query)) terms.insert(term);
+    const auto terms = query_term_set(options.query);
     for (std::size_t i = 0; i < hits.size(); ++i) {
       if (i > 0) context.output.out("\n");
-      context.output.out(format_hit(hits[i], terms, context.output));
+      context.output.out(format_hit(hits[i], terms, context.output, Heading::per_place));
     }
   }
   return hits.empty() ? ExitStatus::no_result : ExitStatus::success;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "commands/index_lock.hpp"
 #include "commands/interrupt.hpp"
 #include "core/index/locate.hpp"
 #include "core/repo/source.hpp"
@@ -120,9 +121,29 @@ std::string format_summary(const index::IndexSummary& summary) {
 
 bool refresh_index(Context& context, const QueryTarget& target) {
   if (!target.root) return true;
+  // This runs before every `ask`: everything here is on its latency (see bench/README.md).
+  const bool existed = fs::exists(target.index_path);
+  // While a `kasava index` writes, search what it has committed so far instead of waiting
+  // for it (and then parsing the same files again).
+  std::optional<IndexLock> lock;
+  try {
+    lock.emplace(target.index_path, LockWait::no_wait);
+  } catch (const util::Failure& failure) {
+    if (!existed) throw;
+    context.output.warning(std::string("not refreshing the index: ") + failure.what());
+    return false;
+  }
+  if (!lock->held()) {
+    if (!existed) {
+      lock.reset();
+      lock.emplace(target.index_path, LockWait::wait);  // nothing to search yet: wait for it
+    } else {
+      return true;
+    }
+  }
   auto store = store::Store::open(target.index_path, store::OpenMode::read_write);
   if (!store) {
-    if (fs::exists(target.index_path)) {
+    if (existed) {
       context.output.warning("not refreshing the index: " + store.error().message);
       return false;
     }
@@ -133,7 +154,9 @@ bool refresh_index(Context& context, const QueryTarget& target) {
     context.output.warning("not refreshing the index: " + source.error().message);
     return false;
   }
-  index::exclude_from_git(*target.root);
+  // An index that exists was excluded when it was made; reading .git/info/exclude again (a
+  // second repository open) would only cost time.
+  if (!existed) index::exclude_from_git(*target.root);
   auto summary = index::run_index(**source, **store, index_options_for(**store, 0),
                                   progress_callbacks(context));
   context.output.end_progress();

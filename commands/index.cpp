@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "commands/commands.hpp"
+#include "commands/index_lock.hpp"
 #include "core/index/locate.hpp"
 #include "core/repo/source.hpp"
 #include "core/util/files.hpp"
@@ -64,6 +65,13 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   std::string index_path = context.global.index_path.empty()
                                ? index::default_index_path(root)
                                : util::absolute_path(context.global.index_path);
+  // One writer at a time: a second `kasava index` on the same index waits for the first
+  // (SQLite alone would interleave the two runs' batches and fail one with "database is
+  // locked" after its busy timeout).
+  const IndexLock lock(index_path, LockWait::wait, [&] {
+    context.output.warning("another `kasava index` is writing '" + index_path +
+                           "'; waiting for it to finish");
+  });
   if (options.rebuild) store::Store::remove(index_path).value_or_throw();
   auto store = open_store(index_path, store::OpenMode::read_write);
   index::exclude_from_git(root);
@@ -73,7 +81,10 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   auto summary = index::run_index(*source, *store, index_options, progress_callbacks(context));
   context.output.end_progress();
   if (!summary) throw util::Failure(summary.error());
-  store->set_meta("revision", options.revision);
+  // Written only when it changes: a no-change run writes nothing.
+  if (store->meta("revision").value_or("") != options.revision) {
+    store->set_meta("revision", options.revision);
+  }
   // A first index (or a rebuild) leaves many small FTS segments: merge them once.
   if (summary->unchanged == 0 && summary->parsed > 0) store->optimize();
 

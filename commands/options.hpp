@@ -33,11 +33,15 @@ struct AskCommandOptions {
   std::string mode = "hybrid";
   double min_score = 0.0;
   bool json = false;
+  bool jsonl = false;      ///< --jsonl: one JSON object per result, one per line
   bool no_refresh = false;
 };
 
 struct StatusCommandOptions {
   bool json = false;
 };
+
+/// `kasava mcp` has no options of its own (the index is found as for ask).
+struct McpCommandOptions {};
 
 } // namespace kasava::commands

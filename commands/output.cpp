@@ -73,10 +73,11 @@ void Output::end_progress() {
 }
 
 std::string Output::paint(std::string_view text, Style style) const {
-  if (!m_color) return std::string(text);
+  if (!m_color || style == Style::plain) return std::string(text);
   const char* code = "";
   switch (style) {
-    case Style::path: code = "35"; break;         // magenta, as ripgrep
+    case Style::plain: break;
+    case Style::path: code = "1;35"; break;       // bold magenta, as ripgrep
     case Style::line_number: code = "32"; break;  // green
     case Style::symbol: code = "1;33"; break;     // bold yellow
     case Style::kind: code = "36"; break;         // cyan

@@ -10,7 +10,7 @@
 
 namespace kasava::commands {
 
-enum class Style { path, line_number, symbol, kind, match, dim, score };
+enum class Style { plain, path, line_number, symbol, kind, match, dim, score };
 
 class Output {
 public:

@@ -5,14 +5,16 @@ _kasava() {
   command=""
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      index|ask|status) command="${COMP_WORDS[i]}"; break ;;
+      index|ask|status|verify|mcp) command="${COMP_WORDS[i]}"; break ;;
     esac
   done
   case "$command" in
-    index) COMPREPLY=($(compgen -W "--help -h --rev --max-file-size --threads --rebuild --json --help -h --version -V --index --color --quiet -q" -- "$cur")) ;;
-    ask) COMPREPLY=($(compgen -W "--help -h --limit -n --lang --path --mode --min-score --json --no-refresh --help -h --version -V --index --color --quiet -q" -- "$cur")) ;;
-    status) COMPREPLY=($(compgen -W "--help -h --json --help -h --version -V --index --color --quiet -q" -- "$cur")) ;;
-    *) COMPREPLY=($(compgen -W "index ask status --help -h --version -V --index --color --quiet -q" -- "$cur")) ;;
+    index) COMPREPLY=($(compgen -W "--help -h --rev --max-file-size --threads --rebuild --json --version -V --index --color --quiet -q" -- "$cur")) ;;
+    ask) COMPREPLY=($(compgen -W "--help -h --limit -n --lang --path --mode --min-score --json --jsonl --no-refresh --version -V --index --color --quiet -q" -- "$cur")) ;;
+    status) COMPREPLY=($(compgen -W "--help -h --json --version -V --index --color --quiet -q" -- "$cur")) ;;
+    verify) COMPREPLY=($(compgen -W "--help -h --repair --json --version -V --index --color --quiet -q" -- "$cur")) ;;
+    mcp) COMPREPLY=($(compgen -W "--help -h --version -V --index --color --quiet -q" -- "$cur")) ;;
+    *) COMPREPLY=($(compgen -W "index ask status verify mcp --help -h --version -V --index --color --quiet -q" -- "$cur")) ;;
   esac
   if [[ ${#COMPREPLY[@]} -eq 0 && "$cur" != -* ]]; then COMPREPLY=($(compgen -f -- "$cur")); fi
 }

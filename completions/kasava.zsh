@@ -6,6 +6,8 @@ _kasava() {
     'index:Index a repository, a directory or a URL (cloned into the cache)'
     'ask:Find the places in the code that answer a question'
     'status:Show what the index holds and whether it is up to date'
+    'verify:Check the index for damage and, with --repair, fix it by re-indexing'
+    'mcp:Serve search to coding agents\: a Model Context Protocol server on stdio'
   )
   if (( CURRENT == 2 )); then
     _describe 'command' commands
@@ -41,6 +43,7 @@ _kasava() {
     '--mode[Ranking\: hybrid, semantic or lexical]:value:' \
     '--min-score[Drop results scoring below this (0-1)]:value:' \
     '--json[Print results as one JSON document]' \
+    '--jsonl[Print one JSON object per result, one per line]' \
     '--no-refresh[Do not update the index before searching]' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
@@ -56,6 +59,34 @@ _kasava() {
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--json[Print the status as JSON]' \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
+    '--version[Display program version information and exit]' \
+    '-V[Display program version information and exit]' \
+    '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--color[When to use colour\: auto, always, never]:value:' \
+    '--quiet[No progress and no warnings on stderr]' \
+    '-q[No progress and no warnings on stderr]' \
+    '*:file:_files' ;;
+  verify)
+    _arguments \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
+    '--repair[Re-index what is wrong (rebuild when the file itself is damaged)]' \
+    '--json[Print the report as JSON]' \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
+    '--version[Display program version information and exit]' \
+    '-V[Display program version information and exit]' \
+    '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--color[When to use colour\: auto, always, never]:value:' \
+    '--quiet[No progress and no warnings on stderr]' \
+    '-q[No progress and no warnings on stderr]' \
+    '*:file:_files' ;;
+  mcp)
+    _arguments \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \

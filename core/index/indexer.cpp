@@ -1,19 +1,39 @@
-// The indexing pipeline. Files are taken in windows (bounded by count and bytes, so memory
-// does not grow with the repository): the calling thread decides per file whether anything
-// must be done (blob id already indexed → nothing; too large → skip without reading) and
-// reads what must be parsed, worker threads chunk the window's contents in parallel (one
-// Chunker per thread, reused), then the calling thread writes the window to the store in one
-// transaction. Removals of files that are gone are committed last, so a rename never leaves
-// a moment where neither name is indexed; a killed run leaves each file in its old or new
-// version, and the next run finishes the job.
+// The indexing pipeline. Three stages overlap, so that on two cores neither parsing nor
+// SQLite waits for the other:
+//
+//   decide (calling thread)   per file, in listing order: blob id already indexed → nothing to
+//                             do; too large → skipped without reading; otherwise a work item.
+//                             Items are grouped in windows bounded by count and bytes.
+//   read + chunk (all cores)  worker threads read each item (which hashes changed files),
+//                             apply the skip rules and chunk it, one Chunker per thread,
+//                             reused for the whole run.
+//   write (one thread)        a single writer commits each finished window in one transaction
+//                             with the store's cached prepared statements.
+//
+// The calling thread hands a finished window to the writer through a queue of one, so at
+// most three windows exist at once (being chunked, waiting, being written): memory is bounded
+// by the window size, not by the repository. The calling thread keeps every callback
+// (progress, warnings, cancellation) so callers see them on their own thread.
+//
+// Crash safety: a window is one transaction, so a killed run leaves each file in its old or
+// new version. Removals of files that are gone are committed last, after the writer has
+// finished, so a rename never leaves a moment where neither name is indexed; the next run
+// finishes the job. Cancellation is polled between windows: the windows already handed to
+// the writer are committed, then the run returns "interrupted".
+//
+// A run that finds nothing to do writes nothing at all (not even a timestamp), so the
+// refresh before every `ask` stays a read.
 #include "core/index/indexer.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
+#include <deque>
+#include <exception>
 #include <memory>
-#include <set>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -23,8 +43,14 @@
 namespace kasava::index {
 namespace {
 
+// A window is one transaction. Large enough that commits and the per-window barrier of the
+// parallel stage cost little; small enough that three windows in flight stay well inside the
+// memory budget (a window's chunks hold about its bytes again).
 constexpr std::size_t k_window_files = 256;
-constexpr std::size_t k_window_bytes = 32 * 1024 * 1024;
+constexpr std::size_t k_window_bytes = 4 * 1024 * 1024;
+// How old a file's modification must be for its stat data to be trusted next time (see
+// racy_before in run_index): coarser than any file system's timestamp granularity.
+constexpr std::chrono::seconds k_racy_margin{2};
 // Bytes at the start of a file searched for a NUL byte, as git does to call a file binary.
 constexpr std::size_t k_binary_probe_bytes = 8000;
 // Lines longer than this mean minified or generated code, not something a person wrote.
@@ -41,32 +67,79 @@ bool is_generated_name(std::string_view path) {
   return std::find(std::begin(k_names), std::end(k_names), name) != std::end(k_names);
 }
 
+// True when the stat cache says the file is the one the index has (size, times and inode
+// unchanged since its content was hashed), so it need not be read.
+bool same_stat(const repo::SourceEntry& entry, const store::FileState& state) {
+  return entry.kind == repo::EntryKind::regular && entry.stat.mtime_ns != 0 &&
+         state.mtime_ns == entry.stat.mtime_ns && state.ctime_ns == entry.stat.ctime_ns &&
+         state.inode == entry.stat.inode && state.size == entry.size;
+}
+
+// One file that needs reading, a skip decision or chunking.
 struct Work {
   repo::SourceEntry* entry = nullptr;
-  std::string content;
+  const store::FileState* known = nullptr;  // what the index has for this path, if anything
+  bool size_decision_changed = false;
+  bool read = false;           // content must be read (and, for changed files, hashed)
   std::string language;
   std::string skip_reason;
+  std::string read_error;      // set when reading failed
+  bool unchanged = false;      // read, but the content was already indexed (touched file)
+  std::uint64_t content_size = 0;
   std::vector<types::Chunk> chunks;
 };
 
-// Chunks every work item that has content, on `threads` threads (the caller's included).
-void chunk_in_parallel(std::vector<Work>& work,
-                       std::vector<std::unique_ptr<parse::Chunker>>& chunkers) {
+// Reads, checks and chunks one item (on a worker thread).
+void process(Work& item, repo::Source& source, parse::Chunker& chunker) {
+  if (!item.read) return;
+  auto content = source.read(*item.entry);
+  if (!content) {
+    // Remembered as skipped, so the next run (and every refresh before `ask`) does not warn
+    // about the same file again; it is still read again in case it was fixed.
+    item.skip_reason = item.entry->kind == repo::EntryKind::symlink ? "symlink" : "unreadable";
+    item.read_error = content.error().message;
+    return;
+  }
+  if (item.known && !item.size_decision_changed && item.known->blob_id == item.entry->blob_id &&
+      item.known->skip_reason.empty()) {
+    item.unchanged = true;  // touched but not changed
+    return;
+  }
+  item.content_size = content->size();
+  item.skip_reason = skip_reason_for_content(item.entry->path, *content);
+  if (item.skip_reason.empty()) item.chunks = chunker.chunk(item.entry->path, item.language, *content);
+}
+
+// Processes every item of a window on all chunkers' threads (the caller's included). The
+// first exception of any thread is rethrown here, after all threads have stopped.
+void process_in_parallel(std::vector<Work>& work, repo::Source& source,
+                         std::vector<std::unique_ptr<parse::Chunker>>& chunkers) {
   std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
   auto run = [&](parse::Chunker& chunker) {
-    for (std::size_t i = next++; i < work.size(); i = next++) {
-      Work& item = work[i];
-      if (!item.skip_reason.empty()) continue;
-      item.skip_reason = skip_reason_for_content(item.entry->path, item.content);
-      if (!item.skip_reason.empty()) continue;
-      item.chunks = chunker.chunk(item.entry->path, item.language, item.content);
+    try {
+      for (std::size_t i = next++; i < work.size(); i = next++) process(work[i], source, chunker);
+    } catch (...) {
+      next = work.size();
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
     }
   };
+  const std::size_t helpers = std::min(chunkers.size(), std::max<std::size_t>(work.size(), 1)) - 1;
   std::vector<std::thread> threads;
-  for (std::size_t t = 1; t < chunkers.size(); ++t) threads.emplace_back(run, std::ref(*chunkers[t]));
+  for (std::size_t t = 1; t <= helpers; ++t) threads.emplace_back(run, std::ref(*chunkers[t]));
   run(*chunkers[0]);
   for (auto& thread : threads) thread.join();
+  if (failure) std::rethrow_exception(failure);
 }
+
+// What the writer stores for one window: one transaction.
+struct Batch {
+  std::vector<store::FileRecord> records;
+  std::vector<std::vector<types::Chunk>> chunks;  // parallel to records
+  std::vector<store::FileRecord> stats;           // touched files: new stat data only
+};
 
 // Rolls back on scope exit unless committed, so an exception never leaves a transaction open.
 class Transaction {
@@ -90,6 +163,84 @@ public:
 private:
   store::Store& m_store;
   bool m_committed = false;
+};
+
+// The single thread that writes to the store: takes batches from a queue of one and commits
+// each in its own transaction. The first failure stops it; finish() reports it.
+class Writer {
+public:
+  explicit Writer(store::Store& store) : m_store(store), m_thread([this] { loop(); }) {}
+  ~Writer() {  // on an error path: stop after what is queued, without throwing
+    if (!m_thread.joinable()) return;
+    {
+      std::lock_guard lock(m_mutex);
+      m_done = true;
+      m_changed.notify_all();
+    }
+    m_thread.join();
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  /// Queues a batch, waiting while another one is already queued. False when the writer has
+  /// failed (finish() then rethrows why).
+  bool push(Batch batch) {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [&] { return m_queue.empty() || m_failure; });
+    if (m_failure) return false;
+    m_queue.push_back(std::move(batch));
+    m_changed.notify_all();
+    return true;
+  }
+
+  /// Commits what is queued, stops the thread, and rethrows the writer's failure if any.
+  void finish() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_done = true;
+      m_changed.notify_all();
+    }
+    m_thread.join();
+    if (m_failure) std::rethrow_exception(m_failure);
+  }
+
+private:
+  void loop() {
+    for (;;) {
+      Batch batch;
+      {
+        std::unique_lock lock(m_mutex);
+        m_changed.wait(lock, [&] { return !m_queue.empty() || m_done; });
+        if (m_queue.empty()) return;
+        batch = std::move(m_queue.front());
+      }
+      try {
+        Transaction transaction(m_store);
+        for (std::size_t i = 0; i < batch.records.size(); ++i) {
+          m_store.put_file(batch.records[i], batch.chunks[i]);
+        }
+        for (const store::FileRecord& record : batch.stats) m_store.put_stat(record);
+        transaction.commit();
+      } catch (...) {
+        std::lock_guard lock(m_mutex);
+        m_failure = std::current_exception();
+        m_queue.clear();
+        m_changed.notify_all();
+        return;
+      }
+      std::lock_guard lock(m_mutex);
+      m_queue.pop_front();  // only now: push() waits until the previous batch is written
+      m_changed.notify_all();
+    }
+  }
+
+  store::Store& m_store;
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  std::deque<Batch> m_queue;
+  bool m_done = false;
+  std::exception_ptr m_failure;
+  std::thread m_thread;  // last: starts after the members it uses exist
 };
 
 std::string now_iso8601() {
@@ -134,36 +285,49 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   if (!listed) return listed.error();
   std::vector<repo::SourceEntry>& entries = *listed;
 
+  // Stat data is remembered only for files last modified before this moment: a file written
+  // again within the file system's timestamp granularity of our read could keep its stat
+  // data with new content (git's "racy clean" problem), so recent files are read next time.
+  const std::int64_t racy_before =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          (std::chrono::system_clock::now() - k_racy_margin).time_since_epoch())
+          .count();
+
   IndexSummary summary;
   summary.files = entries.size();
   summary.commit = source.commit_id();
   const auto states = store.file_states();
   const std::string limit_text = std::to_string(options.max_file_size);
-  const bool limit_changed = store.meta("max_file_size").value_or(limit_text) != limit_text;
+  const auto stored_limit = store.meta("max_file_size");
+  const bool limit_changed = stored_limit.value_or(limit_text) != limit_text;
 
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, threads);
-  std::vector<std::unique_ptr<parse::Chunker>> chunkers;
-  for (unsigned t = 0; t < threads; ++t) chunkers.push_back(std::make_unique<parse::Chunker>());
-
+  std::vector<std::unique_ptr<parse::Chunker>> chunkers;  // made on first need: a refresh
+                                                         // that parses nothing builds none
   auto warn = [&](const std::string& message) {
     if (callbacks.warning) callbacks.warning(message);
   };
   IndexProgress progress;
   progress.files_total = entries.size();
-  std::set<std::string> listed_paths;
+  bool wrote = false;
+  bool interrupted = false;
+  // A first index (or a rebuild) ends with optimize() in `kasava index`: merge once, there.
+  if (states.empty() && !entries.empty()) store.set_merging(store::Store::Merging::deferred);
+  std::unique_ptr<Writer> writer;
 
   std::size_t position = 0;
   while (position < entries.size()) {
-    if (callbacks.cancelled && callbacks.cancelled()) return util::Error{"interrupted"};
+    if (callbacks.cancelled && callbacks.cancelled()) {
+      interrupted = true;
+      break;
+    }
     std::vector<Work> work;
-    std::vector<Work> unreadable;  // read errors, recorded as skipped
     std::size_t window_bytes = 0;
     for (; position < entries.size() && work.size() < k_window_files &&
            window_bytes < k_window_bytes;
          ++position) {
       repo::SourceEntry& entry = entries[position];
-      listed_paths.insert(entry.path);
       ++progress.files_done;
       if (entry.kind == repo::EntryKind::submodule) {
         ++summary.skipped["submodule"];
@@ -175,6 +339,9 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       const bool size_decision_changed =
           limit_changed && (entry.size > options.max_file_size ||
                             (known && state->second.skip_reason == "too large"));
+      if (known && entry.blob_id.empty() && same_stat(entry, state->second)) {
+        entry.blob_id = state->second.blob_id;  // the stat cache: same file, not read again
+      }
       if (known && !size_decision_changed && !entry.blob_id.empty() &&
           state->second.blob_id == entry.blob_id) {
         if (state->second.skip_reason.empty()) {
@@ -186,6 +353,8 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       }
       Work item;
       item.entry = &entry;
+      item.known = known ? &state->second : nullptr;
+      item.size_decision_changed = size_decision_changed;
       item.language = parse::detect_language(entry.path);
       if (entry.size > options.max_file_size) {
         if (known && !size_decision_changed && state->second.skip_reason == "too large" &&
@@ -194,76 +363,116 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
           continue;
         }
         item.skip_reason = "too large";
-        work.push_back(std::move(item));
-        continue;
+      } else {
+        item.read = true;
+        window_bytes += entry.size;
       }
-      auto content = source.read(entry);
-      if (!content) {
-        // Remembered as skipped, so the next run (and every refresh before `ask`) does not
-        // warn about the same file again; it is still read again in case it was fixed.
-        item.skip_reason = entry.kind == repo::EntryKind::symlink ? "symlink" : "unreadable";
-        ++summary.skipped[item.skip_reason];
-        if (!known || state->second.skip_reason != item.skip_reason) {
-          warn(entry.path + ": " + content.error().message);
-          unreadable.push_back(std::move(item));
-        }
-        continue;
-      }
-      if (known && !size_decision_changed && state->second.blob_id == entry.blob_id &&
-          state->second.skip_reason.empty()) {
-        ++summary.unchanged;  // touched but not changed
-        continue;
-      }
-      item.content = std::move(*content);
-      window_bytes += item.content.size();
       work.push_back(std::move(item));
     }
+    if (work.empty()) {
+      if (callbacks.progress) callbacks.progress(progress);
+      continue;
+    }
 
-    chunk_in_parallel(work, chunkers);
+    if (chunkers.empty()) {
+      for (unsigned t = 0; t < threads; ++t) chunkers.push_back(std::make_unique<parse::Chunker>());
+    }
+    process_in_parallel(work, source, chunkers);
 
-    if (!work.empty() || !unreadable.empty()) {
-      Transaction transaction(store);
-      for (const Work& item : unreadable) {
-        store.put_file({item.entry->path, item.entry->blob_id, item.language, item.entry->size,
-                        item.skip_reason},
-                       {});
+    // Tally in listing order (warnings too), and hand what must be stored to the writer.
+    Batch batch;
+    for (Work& item : work) {
+      const repo::SourceEntry& entry = *item.entry;
+      store::FileRecord record{entry.path, entry.blob_id, item.language, entry.size,
+                               item.skip_reason};
+      if (item.read && item.read_error.empty() && entry.stat.mtime_ns != 0 &&
+          entry.stat.mtime_ns < racy_before) {
+        record.mtime_ns = entry.stat.mtime_ns;
+        record.ctime_ns = entry.stat.ctime_ns;
+        record.inode = entry.stat.inode;
       }
-      for (Work& item : work) {
-        store::FileRecord record{item.entry->path, item.entry->blob_id, item.language,
-                                 item.entry->size, item.skip_reason};
-        if (!item.content.empty()) record.size = item.content.size();
-        if (item.skip_reason.empty()) {
-          store.put_file(record, item.chunks);
-          ++summary.parsed;
-          summary.chunks_written += item.chunks.size();
-          progress.chunks += item.chunks.size();
-        } else {
-          store.put_file(record, {});
-          ++summary.skipped[item.skip_reason];
-        }
+      if (item.unchanged) {
+        ++summary.unchanged;
+        if (record.mtime_ns != 0) batch.stats.push_back(std::move(record));
+        continue;
       }
-      transaction.commit();
-      progress.files_parsed = summary.parsed;
+      if (!item.read_error.empty()) {
+        ++summary.skipped[item.skip_reason];
+        if (item.known && item.known->skip_reason == item.skip_reason) continue;
+        warn(entry.path + ": " + item.read_error);
+      } else if (item.skip_reason.empty()) {
+        record.size = item.content_size;
+        ++summary.parsed;
+        summary.chunks_written += item.chunks.size();
+        progress.chunks += item.chunks.size();
+      } else {
+        if (item.read) record.size = item.content_size;
+        ++summary.skipped[item.skip_reason];
+      }
+      batch.records.push_back(std::move(record));
+      batch.chunks.push_back(std::move(item.chunks));
+    }
+    progress.files_parsed = summary.parsed;
+    if (!batch.records.empty() || !batch.stats.empty()) {
+      if (!writer) writer = std::make_unique<Writer>(store);
+      wrote = true;
+      if (!writer->push(std::move(batch))) break;  // finish() below reports why
     }
     if (callbacks.progress) callbacks.progress(progress);
   }
+  if (writer) writer->finish();  // commits what is queued; rethrows a write failure
+  if (interrupted) {
+    if (states.empty() && !entries.empty()) store.set_merging(store::Store::Merging::automatic);
+    return util::Error{"interrupted"};
+  }
 
-  Transaction transaction(store);
-  for (const auto& [path, state] : states) {
-    if (listed_paths.count(path) == 0) {
-      store.remove_file(path);
-      ++summary.removed;
+  // Files gone from the source: both lists are sorted by path (Source::list promises it; a
+  // copy is sorted if not), so one merge pass finds them.
+  std::vector<std::string> gone;
+  {
+    auto by_path = [](const repo::SourceEntry& a, const repo::SourceEntry& b) {
+      return a.path < b.path;
+    };
+    std::vector<repo::SourceEntry> sorted_copy;
+    const std::vector<repo::SourceEntry>* sorted = &entries;
+    if (!std::is_sorted(entries.begin(), entries.end(), by_path)) {
+      sorted_copy = entries;
+      std::sort(sorted_copy.begin(), sorted_copy.end(), by_path);
+      sorted = &sorted_copy;
+    }
+    auto listed_entry = sorted->begin();
+    for (const auto& [path, state] : states) {
+      while (listed_entry != sorted->end() && listed_entry->path < path) ++listed_entry;
+      if (listed_entry == sorted->end() || listed_entry->path != path) gone.push_back(path);
     }
   }
-  store.set_meta("root", source.root());
-  store.set_meta("commit", summary.commit);
-  store.set_meta("indexed_at", now_iso8601());
-  store.set_meta("max_file_size", limit_text);
-  transaction.commit();
+  const bool meta_changed = store.meta("root") != source.root() ||
+                            store.meta("commit") != summary.commit || stored_limit != limit_text;
+  if (wrote || !gone.empty() || meta_changed) {
+    Transaction transaction(store);
+    for (const std::string& path : gone) store.remove_file(path);
+    store.set_meta("root", source.root());
+    store.set_meta("commit", summary.commit);
+    store.set_meta("indexed_at", now_iso8601());
+    store.set_meta("max_file_size", limit_text);
+    // Also after a first run that was killed midway and left merging deferred.
+    store.set_merging(store::Store::Merging::automatic);
+    transaction.commit();
+    wrote = true;
+  }
+  summary.removed = gone.size();
 
-  const auto stats = store.stats();
-  summary.indexed = static_cast<std::size_t>(stats.files);
-  summary.chunks = static_cast<std::size_t>(stats.chunks);
+  if (wrote) {
+    const auto counts = store.counts();
+    summary.indexed = static_cast<std::size_t>(counts.files);
+    summary.chunks = static_cast<std::size_t>(counts.chunks);
+  } else {
+    // Nothing was written: the index holds what it held when the run began.
+    summary.indexed = static_cast<std::size_t>(
+        std::count_if(states.begin(), states.end(),
+                      [](const auto& state) { return state.second.skip_reason.empty(); }));
+    summary.chunks = static_cast<std::size_t>(store.counts().chunks);
+  }
   summary.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return summary;

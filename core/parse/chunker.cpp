@@ -987,4 +987,22 @@ std::vector<types::Chunk> Chunker::chunk(std::string_view /*path*/, std::string_
   return window_chunks(lines, m_impl->options, language == "markdown");
 }
 
+bool Chunker::parse_only(std::string_view language, std::string_view content) {
+  const LanguageSpec* spec = language.empty() ? nullptr : find_language(language);
+  if (spec == nullptr || spec->grammar == nullptr || content.empty()) return false;
+  const LanguageState& state = m_impl->language_state(*spec);
+  TSParser* parser = m_impl->parser.get();
+  if (ts_parser_language(parser) != state.language &&
+      !ts_parser_set_language(parser, state.language)) {
+    return false;
+  }
+  Deadline deadline{std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(m_impl->options.timeout_ms)};
+  const TSInput input{&content, &read_content, TSInputEncodingUTF8, nullptr};
+  const TSParseOptions parse_options{&deadline, &parse_progress};
+  TreePtr tree(ts_parser_parse_with_options(parser, nullptr, input, parse_options));
+  if (!tree) ts_parser_reset(parser);
+  return tree != nullptr;
+}
+
 }  // namespace kasava::parse

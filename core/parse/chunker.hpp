@@ -49,6 +49,11 @@ public:
   std::vector<types::Chunk> chunk(std::string_view path, std::string_view language,
                                   std::string_view content);
 
+  /// Only parses `content` with the language's grammar and drops the tree: no query, no
+  /// chunks. For the parse-limit benchmark (bench/parse_limit.cpp). False when the language
+  /// has no grammar or the parse failed or timed out.
+  bool parse_only(std::string_view language, std::string_view content);
+
 private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;

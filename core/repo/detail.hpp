@@ -7,6 +7,8 @@
 #include <string_view>
 #include <system_error>
 
+#include <sys/stat.h>
+
 #include "core/repo/git_handles.hpp"
 #include "core/repo/source.hpp"
 
@@ -14,6 +16,14 @@ namespace kasava::repo::detail {
 
 /// True when a '/'-separated relative path has a `.git` or `.kasava` component: never listed.
 bool is_excluded_path(std::string_view relative);
+
+/// The stat data the index compares to tell an unchanged file (see SourceEntry::stat).
+inline FileStat file_stat_of(const struct stat& info) {
+  constexpr std::int64_t k_ns = 1000000000;
+  return FileStat{static_cast<std::int64_t>(info.st_mtim.tv_sec) * k_ns + info.st_mtim.tv_nsec,
+                  static_cast<std::int64_t>(info.st_ctim.tv_sec) * k_ns + info.st_ctim.tv_nsec,
+                  static_cast<std::uint64_t>(info.st_ino)};
+}
 
 /// A system error's message in our style (lower-case first letter).
 std::string error_text(const std::error_code& error);

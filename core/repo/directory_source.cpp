@@ -57,8 +57,11 @@ private:
       SourceEntry entry;
       if (fs::is_regular_file(status)) {
         entry.kind = EntryKind::regular;
-        entry.size = it->file_size(error);
-        if (error) continue;
+        // One lstat gives the size and the stat data that spare reading an unchanged file.
+        struct stat info {};
+        if (::lstat(path.c_str(), &info) != 0) continue;  // vanished while we walked
+        entry.size = static_cast<std::uint64_t>(info.st_size);
+        entry.stat = file_stat_of(info);
       } else if (fs::is_symlink(status)) {
         entry.kind = EntryKind::symlink;
         // Like git, a link's size is the length of its target text.

@@ -19,12 +19,25 @@ enum class EntryKind {
   submodule,  ///< a gitlink: never entered
 };
 
+/// What the file system says of a file, compared like git's index does: any difference
+/// means "read it again".
+struct FileStat {
+  std::int64_t mtime_ns = 0;  ///< modification time, ns since the epoch; 0 = not stat'ed
+  std::int64_t ctime_ns = 0;  ///< inode change time
+  std::uint64_t inode = 0;
+  bool operator==(const FileStat&) const = default;
+};
+
 /// One file as the source sees it, before its content is read.
 struct SourceEntry {
   std::string path;     ///< relative to the root, '/' separators
   std::string blob_id;  ///< git blob id (40 hex) of the current content; "" if not yet known
   std::uint64_t size = 0;
   EntryKind kind = EntryKind::regular;
+  /// Stat data of a regular file whose blob id is not known from git (plain directories,
+  /// changed and untracked working-tree files), so the index can tell an unchanged file
+  /// without reading it; all 0 when not stat'ed.
+  FileStat stat = {};
 };
 
 /// A repository or directory to index.

@@ -28,6 +28,7 @@ bool describe_from_disk(const std::string& full_path, SourceEntry& entry) {
   if (::lstat(full_path.c_str(), &info) != 0) return false;
   if (S_ISREG(info.st_mode)) {
     entry.kind = EntryKind::regular;
+    entry.stat = file_stat_of(info);
   } else if (S_ISLNK(info.st_mode)) {
     entry.kind = EntryKind::symlink;
   } else {

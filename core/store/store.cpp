@@ -73,6 +73,17 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 
 constexpr const char* k_insert_file_sql =
     "INSERT INTO files(path, blob_id, language, size, skip_reason) VALUES(?1, ?2, ?3, ?4, ?5)";
+// The stat cache: one row per file whose blob id was computed from its content, with the stat
+// data it had (see FileState). Indexes made before it existed get the table on their first
+// read-write open; until then they simply have no cached stat data.
+constexpr const char* k_stat_cache_sql = R"sql(
+CREATE TABLE IF NOT EXISTS stat_cache(
+  path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+  ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL
+) WITHOUT ROWID)sql";
+constexpr const char* k_insert_stat_sql =
+    "INSERT OR REPLACE INTO stat_cache(path, size, mtime_ns, ctime_ns, inode)"
+    " VALUES(?1, ?2, ?3, ?4, ?5)";
 constexpr const char* k_insert_chunk_sql =
     "INSERT INTO chunks(file_id, start_line, end_line, kind, symbol, parent, signature, doc, text)"
     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
@@ -194,6 +205,9 @@ struct Store::Impl {
       // WAL: readers (`ask` while `index` runs) never block and never see a half-written
       // commit; NORMAL sync is durable to the last checkpoint, which a rebuildable cache needs.
       m_db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
+      if (sqlite3_db_readonly(m_db.get(), "main") == 0 && !has_table(m_db, "stat_cache")) {
+        m_db.exec(k_stat_cache_sql);
+      }
     }
     m_db.exec(k_cache_size_pragma);
     return util::ok_status();
@@ -268,6 +282,7 @@ struct Store::Impl {
         .run();
     m_db.query("DELETE FROM chunks WHERE file_id = ?1").bind(1, file_id).run();
     m_db.query("DELETE FROM files WHERE id = ?1").bind(1, file_id).run();
+    m_db.query("DELETE FROM stat_cache WHERE path = ?1").bind(1, file_path).run();
   }
 };
 
@@ -295,17 +310,34 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMo
   }
 
   const std::string context = "opening index '" + path + "': ";
-  try {
-    auto impl = std::make_unique<Impl>(path, mode, flags);
-    sqlite3_busy_timeout(impl->m_db.get(), k_busy_timeout_ms);
-    if (const std::string failure = register_tokenizer(impl->m_db.get()); !failure.empty()) {
-      return util::Error{context + failure};
+  auto attempt = [&]() -> util::Result<std::unique_ptr<Store>> {
+    try {
+      auto impl = std::make_unique<Impl>(path, mode, flags);
+      sqlite3_busy_timeout(impl->m_db.get(), k_busy_timeout_ms);
+      if (const std::string failure = register_tokenizer(impl->m_db.get()); !failure.empty()) {
+        return util::Error{context + failure};
+      }
+      if (auto status = impl->prepare(); !status) return status.error();
+      return std::unique_ptr<Store>(new Store(std::move(impl)));
+    } catch (const sqlite::Error& failure) {
+      return util::Error{context + failure.what()};
     }
-    if (auto status = impl->prepare(); !status) return status.error();
-    return std::unique_ptr<Store>(new Store(std::move(impl)));
-  } catch (const sqlite::Error& failure) {
-    return util::Error{context + failure.what()};
+  };
+  auto store = attempt();
+  // A writer killed at its first write can leave a hot journal or a WAL that a read-only
+  // connection may not recover ("attempt to write a readonly database"). One read-write
+  // connection recovers the file (where we may write it); then open it as asked.
+  if (!store && mode == OpenMode::read_only &&
+      store.error().message.find("readonly database") != std::string::npos) {
+    sqlite3* recovery = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &recovery, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+      sqlite3_busy_timeout(recovery, k_busy_timeout_ms);
+      sqlite3_exec(recovery, "SELECT count(*) FROM sqlite_schema", nullptr, nullptr, nullptr);
+    }
+    sqlite3_close(recovery);
+    store = attempt();
   }
+  return store;
 }
 
 util::Status Store::remove(const std::string& path) {
@@ -333,11 +365,21 @@ void Store::set_meta(std::string_view key, std::string_view value) {
 std::map<std::string, FileState> Store::file_states() const {
   return m_impl->guarded("reading", [&] {
     std::map<std::string, FileState> states;
-    auto query = m_impl->m_db.query("SELECT path, blob_id, skip_reason FROM files");
+    // An index made before the stat cache, opened read-only, has no stat_cache table yet.
+    const bool stat_cache = has_table(m_impl->m_db, "stat_cache");
+    auto query = m_impl->m_db.query(
+        stat_cache ? "SELECT f.path, f.blob_id, f.skip_reason, s.size, s.mtime_ns, s.ctime_ns,"
+                     " s.inode FROM files f LEFT JOIN stat_cache s ON s.path = f.path ORDER BY f.path"
+                   : "SELECT path, blob_id, skip_reason FROM files ORDER BY path");
     while (query.step()) {
-      states.emplace(
-          std::string(query.column_text(0)),
-          FileState{std::string(query.column_text(1)), std::string(query.column_text(2))});
+      FileState state{std::string(query.column_text(1)), std::string(query.column_text(2))};
+      if (stat_cache && !query.column_is_null(4)) {
+        state.size = static_cast<std::uint64_t>(query.column_int64(3));
+        state.mtime_ns = query.column_int64(4);
+        state.ctime_ns = query.column_int64(5);
+        state.inode = static_cast<std::uint64_t>(query.column_int64(6));
+      }
+      states.emplace_hint(states.end(), std::string(query.column_text(0)), std::move(state));
     }
     return states;
   });
@@ -373,6 +415,15 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
         .bind(5, record.skip_reason)
         .run();
     const std::int64_t file_id = db.last_insert_id();
+    if (record.mtime_ns != 0) {
+      db.query(k_insert_stat_sql)
+          .bind(1, record.path)
+          .bind(2, static_cast<std::int64_t>(record.size))
+          .bind(3, record.mtime_ns)
+          .bind(4, record.ctime_ns)
+          .bind(5, static_cast<std::int64_t>(record.inode))
+          .run();
+    }
     if (record.skip_reason.empty()) {
       for (const auto& chunk : chunks) {
         db.query(k_insert_chunk_sql)
@@ -399,6 +450,20 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
   });
 }
 
+void Store::put_stat(const FileRecord& record) {
+  m_impl->guarded("writing", [&] {
+    m_impl->m_db
+        .query("INSERT OR REPLACE INTO stat_cache(path, size, mtime_ns, ctime_ns, inode)"
+               " SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM files WHERE path = ?1)")
+        .bind(1, record.path)
+        .bind(2, static_cast<std::int64_t>(record.size))
+        .bind(3, record.mtime_ns)
+        .bind(4, record.ctime_ns)
+        .bind(5, static_cast<std::int64_t>(record.inode))
+        .run();
+  });
+}
+
 void Store::remove_file(std::string_view path) {
   m_impl->guarded("writing", [&] {
     Savepoint savepoint(m_impl->m_db);
@@ -414,6 +479,15 @@ void Store::optimize() {
     m_impl->m_db.exec(
         "INSERT INTO chunks_fts(chunks_fts) VALUES('optimize');"
         " PRAGMA incremental_vacuum; PRAGMA optimize");
+  });
+}
+
+void Store::set_merging(Merging merging) {
+  m_impl->guarded("writing", [&] {
+    // 4 is FTS5's default automerge; crisismerge still bounds the segments of each level.
+    m_impl->m_db.exec(merging == Merging::deferred
+                          ? "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('automerge', 0)"
+                          : "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('automerge', 4)");
   });
 }
 
@@ -466,6 +540,15 @@ std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& id
       records.push_back(std::move(record));
     }
     return records;
+  });
+}
+
+Store::Counts Store::counts() const {
+  return m_impl->guarded("reading", [&] {
+    Counts counts;
+    counts.files = query_int(m_impl->m_db, "SELECT count(*) FROM files WHERE skip_reason = ''");
+    counts.chunks = query_int(m_impl->m_db, "SELECT count(*) FROM chunks");
+    return counts;
   });
 }
 

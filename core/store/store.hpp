@@ -27,6 +27,12 @@ enum class OpenMode {
 struct FileState {
   std::string blob_id;
   std::string skip_reason;  ///< "" when indexed; else why it was skipped ("binary", ...)
+  /// The file's stat data when blob_id was computed from its content (the stat cache): the
+  /// same size, times and inode mean the same content, without reading it. 0s when none.
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::uint64_t inode = 0;
 };
 
 /// A file to store, with its chunks.
@@ -36,6 +42,10 @@ struct FileRecord {
   std::string language;
   std::uint64_t size = 0;
   std::string skip_reason;  ///< non-empty: remembered as skipped, no chunks
+  /// Stat data to remember with blob_id (see FileState); mtime_ns 0 = remember none.
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::uint64_t inode = 0;
 };
 
 /// One stored chunk with its file's data, as search results need it.
@@ -70,6 +80,27 @@ struct Stats {
   std::uint64_t index_bytes = 0;  ///< size of the database file (page_count * page_size)
 };
 
+/// What check_index() found in an index file (see core/store/verify.cpp).
+struct IndexCheck {
+  /// Damage to the file as a whole (SQLite or FTS5 integrity, FTS rows of no chunk, vectors
+  /// without a model stamp): only a rebuild repairs it. Empty when the file is sound.
+  std::vector<std::string> problems;
+  /// Indexed files whose rows disagree (a chunk without its FTS row, chunks of a file
+  /// remembered as skipped): re-indexing these paths repairs them.
+  std::vector<std::string> inconsistent_paths;
+  std::int64_t files = 0;      ///< rows in `files` (indexed and skipped)
+  std::int64_t chunks = 0;     ///< rows in `chunks`
+  std::int64_t fts_rows = 0;   ///< rows in the full-text index
+  std::int64_t vectors = 0;    ///< rows in `vectors`
+  std::string embedding_model; ///< meta "embedding_model", "" when none
+};
+
+/// Checks the kasava index at `path` against itself on a read-only connection of its own:
+/// PRAGMA integrity_check, FTS5 'integrity-check', every chunk's file row and FTS row, every
+/// FTS row's chunk, vectors against chunks and the model stamp. An error only when the file
+/// cannot be opened or read at all (open it with Store::open first for a clear message).
+util::Result<IndexCheck> check_index(const std::string& path);
+
 class Store {
 public:
   /// Opens (or, read_write, creates) the index at `path`. Errors are one line with the path
@@ -98,12 +129,21 @@ public:
   void rollback();
   /// Replaces whatever is stored for record.path with this version and its chunks.
   void put_file(const FileRecord& record, const std::vector<types::Chunk>& chunks);
+  /// Remembers new stat data (record.mtime_ns etc.) for a stored file whose content did not
+  /// change (a touched file): the next run need not read it. Nothing when it is not stored.
+  void put_stat(const FileRecord& record);
   /// Forgets a file and its chunks.
   void remove_file(std::string_view path);
   /// Merges the full-text index into one segment: smaller and faster to search. Worth it after
   /// a large batch of writes (a first index, a rebuild); costs about a rewrite of the index.
   /// Call outside a transaction.
   void optimize();
+  /// Full-text segment merging while writing: `automatic` (FTS5's default, right for small
+  /// updates) or `deferred` to optimize() — for a first index or a rebuild, which end with
+  /// one: each row is then merged once instead of at every level (measured: ~10% of the CPU
+  /// of a first index). Stored in the index: set it back to automatic when done.
+  enum class Merging { automatic, deferred };
+  void set_merging(Merging merging);
 
   // --- reads
   /// Best chunks for an FTS5 MATCH expression, by weighted BM25, at most `limit`.
@@ -113,6 +153,13 @@ public:
   /// The chunks with these ids (any order; unknown ids are skipped).
   std::vector<ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids) const;
   Stats stats() const;
+  /// Files indexed and chunks: the two figures of an index run's summary, without the scans
+  /// of stats().
+  struct Counts {
+    std::int64_t files = 0;   ///< files indexed (no skip reason)
+    std::int64_t chunks = 0;
+  };
+  Counts counts() const;
 
 private:
   struct Impl;

@@ -262,7 +262,7 @@ TEST_CASE("index: a URL that is not a repository fails with a one-line error") {
 }
 
 TEST_CASE(
-    "a corrupt index.db: ask --no-refresh and status exit 2 naming the file; index --rebuild "
+    "a corrupt index.db: ask --no-refresh and status exit 2 naming the file, and index --rebuild "
     "recovers") {
   FixtureRepo repo;
   write_sample_project(repo);

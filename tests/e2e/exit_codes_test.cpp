@@ -75,7 +75,7 @@ TEST_CASE("ask: FTS syntax in a query is taken literally, not as an operator") {
   }
 }
 
-TEST_CASE("ask --min-score: results below the score are dropped; nothing left exits 1") {
+TEST_CASE("ask --min-score: results below the score are dropped, and nothing left exits 1") {
   IndexedSample sample;
   const std::string query = "parse the configuration file";
   const RunResult all = sample.repo.kasava({"ask", query, "--json"});

@@ -278,7 +278,7 @@ TEST_CASE("ask: --lang, --path and --limit filter the results") {
   CHECK(none.exit_code == 1);
 }
 
-TEST_CASE("ask --mode lexical gives results; --mode semantic without a model is a clear error") {
+TEST_CASE("ask --mode lexical gives results, and --mode semantic without a model is a clear error") {
   const IndexedSample& sample = shared_sample();
   REQUIRE(sample.index.exit_code == 0);
   const RunResult lexical =

@@ -514,3 +514,42 @@ TEST_CASE("store::Store index size stays under twice the source size") {
   CHECK(source_bytes > 1'000'000);
   CHECK(stats.index_bytes < 2 * source_bytes);
 }
+
+TEST_CASE("store::Store::counts agrees with stats") {
+  TempDir dir;
+  auto store = open_store(dir.file("index.db"));
+  store->put_file(make_file("src/a.cpp", "blob-a"),
+                  {make_chunk("alpha", "int alpha();"), make_chunk("beta", "int beta();")});
+  store->put_file(FileRecord{"logo.png", "blob-png", "", 5000, "binary"}, {});
+  const auto counts = store->counts();
+  CHECK(counts.files == 1);
+  CHECK(counts.chunks == 2);
+  CHECK(counts.files == store->stats().files);
+  CHECK(counts.chunks == store->stats().chunks);
+}
+
+TEST_CASE("store::Store::set_merging deferred still finds everything, before and after optimize") {
+  TempDir dir;
+  auto store = open_store(dir.file("index.db"));
+  store->set_merging(Store::Merging::deferred);
+  for (int i = 0; i < 50; ++i) {
+    store->begin();
+    store->put_file(make_file("src/f" + std::to_string(i) + ".cpp", "blob"),
+                    {make_chunk("retryRequest" + std::to_string(i), "void retry_request();")});
+    store->commit();
+  }
+  CHECK(search_paths(*store, "retry").size() == 50);
+  store->set_merging(Store::Merging::automatic);
+  store->optimize();
+  CHECK(search_paths(*store, "retry").size() == 50);
+}
+
+TEST_CASE("store::Store::open read_only reads what a writer committed after it opened") {
+  TempDir dir;
+  auto writer = open_store(dir.file("index.db"));
+  auto reader = open_store(dir.file("index.db"), OpenMode::read_only);  // maps the file
+  CHECK(reader->counts().chunks == 0);
+  writer->put_file(make_file("src/a.cpp", "blob-a"), {make_chunk("alpha", "int alpha();")});
+  CHECK(reader->counts().chunks == 1);
+  CHECK(search_paths(*reader, "alpha") == std::vector<std::string>{"src/a.cpp:alpha"});
+}

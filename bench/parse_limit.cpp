@@ -1,0 +1,91 @@
+// The parse limit: how fast tree-sitter alone parses the files `kasava index` would parse,
+// on all cores, doing nothing else (no query, no chunks, no store). The indexer can at best
+// approach this throughput; bench/run.py compares the two.
+//
+// usage: parse_limit ROOT [THREADS]   prints one JSON object on stdout
+// Files are listed by the same Source as `kasava index` (git status / tree / directory walk),
+// with the same skip rules (1 MiB limit, binary, minified, generated), and read into memory
+// before the clock starts, so the figure is the parse alone.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/index/indexer.hpp"
+#include "core/parse/chunker.hpp"
+#include "core/repo/source.hpp"
+
+namespace {
+
+struct File {
+  std::string language;
+  std::string content;
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+  using namespace kasava;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: parse_limit ROOT [THREADS]\n");
+    return 2;
+  }
+  unsigned threads = argc > 2 ? static_cast<unsigned>(std::stoul(argv[2]))
+                              : std::thread::hardware_concurrency();
+  threads = std::max(1u, threads);
+  auto source = repo::open_source(argv[1], {});
+  if (!source) {
+    std::fprintf(stderr, "parse_limit: %s\n", source.error().message.c_str());
+    return 2;
+  }
+  auto listed = (*source)->list();
+  if (!listed) {
+    std::fprintf(stderr, "parse_limit: %s\n", listed.error().message.c_str());
+    return 2;
+  }
+  const index::IndexOptions defaults;
+  std::vector<File> files;
+  std::size_t bytes = 0;
+  const auto read_start = std::chrono::steady_clock::now();
+  for (repo::SourceEntry& entry : *listed) {
+    if (entry.kind == repo::EntryKind::submodule || entry.size > defaults.max_file_size) continue;
+    auto content = (*source)->read(entry);
+    if (!content) continue;
+    if (!index::skip_reason_for_content(entry.path, *content).empty()) continue;
+    std::string language = parse::detect_language(entry.path);
+    if (!parse::has_grammar(language)) continue;
+    bytes += content->size();
+    files.push_back({std::move(language), std::move(*content)});
+  }
+  const double read_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
+
+  // Largest first, so one big file does not finish last on one core.
+  std::sort(files.begin(), files.end(),
+            [](const File& a, const File& b) { return a.content.size() > b.content.size(); });
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> parsed{0};
+  auto run = [&] {
+    parse::Chunker chunker;  // one parser per thread, as in the indexer
+    std::size_t done = 0;
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      if (chunker.parse_only(files[i].language, files[i].content)) ++done;
+    }
+    parsed += done;
+  };
+  const auto parse_start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (auto& thread : pool) thread.join();
+  const double parse_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - parse_start).count();
+
+  std::printf("{\"files\": %zu, \"parsed\": %zu, \"bytes\": %zu, \"threads\": %u, "
+              "\"read_seconds\": %.4f, \"parse_seconds\": %.4f}\n",
+              files.size(), parsed.load(), bytes, threads, read_seconds, parse_seconds);
+  return 0;
+}

@@ -1,0 +1,165 @@
+// `kasava verify [--repair]`: checks the index against itself (SQLite and full-text
+// integrity, chunks against files and full-text rows, vectors against the model stamp) and
+// against the repository it was built from; with --repair, re-indexes the files whose rows
+// disagree, or rebuilds the index when the file itself is damaged.
+#include <filesystem>
+
+#include "commands/commands.hpp"
+#include "commands/index_lock.hpp"
+#include "core/index/verify.hpp"
+#include "core/repo/source.hpp"
+#include "core/util/json.hpp"
+
+namespace kasava::commands {
+
+namespace {
+
+// Where the index came from, when that source is still there to compare with and repair from.
+std::unique_ptr<repo::Source> open_origin(const store::Store& store) {
+  const auto root = store.meta("root");
+  if (!root || !std::filesystem::is_directory(*root)) return nullptr;
+  repo::OpenOptions open_options;
+  if (auto revision = store.meta("revision"); revision && !revision->empty()) {
+    open_options.revision = *revision;
+  }
+  auto source = repo::open_source(*root, open_options);
+  return source ? std::move(source).value() : nullptr;
+}
+
+std::string plural(std::size_t count, const char* word) {
+  return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
+}
+
+void print_text(Output& output, const std::string& index_path, const index::VerifyReport& report,
+                bool have_source) {
+  const auto& check = report.check;
+  std::string text = "index '" + index_path + "': " + plural(check.files, "file") + ", " +
+                     plural(check.chunks, "chunk") + ", " + std::to_string(check.fts_rows) +
+                     " full-text rows, " + plural(check.vectors, "vector") + ", model " +
+                     (check.embedding_model.empty() ? "none" : check.embedding_model) + "\n";
+  if (check.problems.empty()) {
+    text += "integrity: ok\n";
+  } else {
+    for (const auto& problem : check.problems) text += "damaged: " + problem + "\n";
+  }
+  if (check.problems.empty()) {
+    if (check.inconsistent_paths.empty()) {
+      text += "consistency: ok\n";
+    } else {
+      for (const auto& path : check.inconsistent_paths) text += "inconsistent: " + path + "\n";
+    }
+  }
+  if (report.needs_rebuild()) {
+    text += "source: not compared (the index itself is damaged)\n";
+  } else if (!have_source) {
+    text += "source: not available (the index was built elsewhere); not compared\n";
+  } else if (report.gone.empty() && report.stale.empty()) {
+    text += "source: up to date (" + plural(report.source_files, "file") + ")\n";
+  } else {
+    text += "source: " + plural(report.gone.size(), "file") + " gone, " +
+            plural(report.stale.size(), "file") + " new or changed (run `kasava index`)\n";
+  }
+  output.out(text);
+}
+
+void print_json(Output& output, const std::string& index_path, const index::VerifyReport& report,
+                bool have_source, bool repaired) {
+  const auto& check = report.check;
+  util::JsonWriter json;
+  json.begin_object();
+  json.key("index").value(index_path);
+  json.key("ok").value(check.problems.empty() && check.inconsistent_paths.empty());
+  json.key("repaired").value(repaired);
+  json.key("files").value(check.files);
+  json.key("chunks").value(check.chunks);
+  json.key("fts_rows").value(check.fts_rows);
+  json.key("vectors").value(check.vectors);
+  json.key("embedding_model").value(check.embedding_model);
+  json.key("problems").begin_array();
+  for (const auto& problem : check.problems) json.value(problem);
+  json.end_array();
+  json.key("inconsistent").begin_array();
+  for (const auto& path : check.inconsistent_paths) json.value(path);
+  json.end_array();
+  json.key("source_compared").value(have_source);
+  json.key("gone").value(report.gone.size());
+  json.key("stale").value(report.stale.size());
+  json.end_object();
+  output.out(json.str() + "\n");
+}
+
+// Re-indexes what verify found wrong: the whole index when the file is damaged, else the
+// inconsistent files (forgotten first, so the indexer parses them again) and whatever changed.
+void repair(Context& context, repo::Source& source, const std::string& index_path,
+            const index::VerifyReport& report) {
+  const IndexLock lock(index_path, LockWait::wait, [&] {
+    context.output.warning("another `kasava index` is writing '" + index_path +
+                           "'; waiting for it to finish");
+  });
+  if (report.needs_rebuild()) {
+    context.output.warning("index '" + index_path + "' is damaged; rebuilding it");
+    store::Store::remove(index_path).value_or_throw();
+  }
+  auto store = open_store(index_path, store::OpenMode::read_write);
+  const auto options = index_options_for(*store, 0);
+  if (!report.needs_rebuild() && !report.check.inconsistent_paths.empty()) {
+    store->begin();
+    for (const auto& path : report.check.inconsistent_paths) store->remove_file(path);
+    store->commit();
+  }
+  auto summary = index::run_index(source, *store, options, progress_callbacks(context));
+  context.output.end_progress();
+  if (!summary) throw util::Failure(summary.error());
+}
+
+} // namespace
+
+ExitStatus run_verify(const VerifyCommandOptions& options, Context& context) {
+  const QueryTarget target = resolve_query_target(context);
+  if (!std::filesystem::exists(target.index_path)) {
+    throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
+  }
+  std::unique_ptr<repo::Source> source;
+  {
+    // Opening first gives the clear errors: not a database, not a kasava index, other schema.
+    const auto store = open_store(target.index_path, store::OpenMode::read_only);
+    source = open_origin(*store);
+  }
+
+  // Without the source, compare with an empty listing: only the file's own checks count.
+  auto verified = [&]() -> index::VerifyReport {
+    if (source) return index::verify_index(*source, target.index_path).value_or_throw();
+    index::VerifyReport report;
+    report.check = store::check_index(target.index_path).value_or_throw();
+    return report;
+  };
+  index::VerifyReport report = verified();
+  const bool damaged = !report.check.problems.empty() || !report.check.inconsistent_paths.empty();
+  bool repaired = false;
+  if (options.repair && (damaged || !report.gone.empty() || !report.stale.empty())) {
+    if (!source) {
+      throw util::Failure("cannot repair index '" + target.index_path +
+                          "': the repository it was built from is not available");
+    }
+    repair(context, *source, target.index_path, report);
+    report = verified();
+    repaired = true;
+  }
+
+  if (options.json) {
+    print_json(context.output, target.index_path, report, source != nullptr, repaired);
+  } else {
+    print_text(context.output, target.index_path, report, source != nullptr);
+    if (repaired) context.output.out("repaired: index re-indexed from the repository\n");
+  }
+  const bool still_damaged =
+      !report.check.problems.empty() || !report.check.inconsistent_paths.empty();
+  if (still_damaged && repaired) throw util::Failure("index still damaged after repair");
+  if (still_damaged) {
+    context.output.warning("index is damaged: run `kasava verify --repair`");
+    return ExitStatus::no_result;
+  }
+  return ExitStatus::success;
+}
+
+} // namespace kasava::commands

@@ -1,0 +1,169 @@
+// check_index(): the index file checked against itself, for `kasava verify`.
+//
+// Three layers, each catching what the one before cannot: SQLite's own integrity_check (the
+// b-trees and indexes of the file), FTS5's 'integrity-check' (the inverted index's internal
+// structure — for a contentless table it cannot compare with the text), and kasava's own
+// invariants between tables: every chunk has its file row and exactly one FTS row (by rowid),
+// every FTS row belongs to a chunk, no file remembered as skipped has chunks, every vector
+// belongs to a chunk and vectors only exist with a model stamp. A chunk without its FTS row is
+// repaired by re-indexing its file; an FTS row without a chunk cannot be deleted from a
+// contentless table without the original text, so it calls for a rebuild.
+#include "core/store/store.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/store/sqlite.hpp"
+#include "core/store/tokenizer.hpp"
+
+namespace kasava::store {
+namespace {
+
+constexpr int k_busy_timeout_ms = 5000;
+// How many rows of a kind of damage to name before summing up the rest.
+constexpr std::size_t k_max_listed = 5;
+
+std::int64_t count(sqlite::Database& db, const char* sql) {
+  auto query = db.query(sql);
+  return query.step() ? query.column_int64(0) : 0;
+}
+
+// Opens path read-write when we may (FTS5's integrity-check is a write statement, rolled back
+// here), else read-only; never creates. Sets `writable`.
+std::unique_ptr<sqlite::Database> open_for_check(const std::string& path, bool& writable) {
+  try {
+    auto db = std::make_unique<sqlite::Database>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+    writable = sqlite3_db_readonly(db->get(), "main") == 0;
+    return db;
+  } catch (const sqlite::Error&) {
+    writable = false;
+    return std::make_unique<sqlite::Database>(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  }
+}
+
+void check_sqlite_integrity(sqlite::Database& db, IndexCheck& check) {
+  auto query = db.query("PRAGMA integrity_check(20)");
+  while (query.step()) {
+    const std::string row(query.column_text(0));
+    if (row == "ok") continue;
+    // One row may hold several lines ("*** in database main ***\nPage 13: ...").
+    std::size_t begin = 0;
+    while (begin < row.size()) {
+      const std::size_t end = std::min(row.find('\n', begin), row.size());
+      if (end > begin && row.compare(begin, 3, "***") != 0) {
+        check.problems.push_back("sqlite integrity: " + row.substr(begin, end - begin));
+      }
+      begin = end + 1;
+    }
+  }
+}
+
+void check_fts_integrity(sqlite::Database& db, IndexCheck& check) {
+  db.exec("BEGIN");
+  try {
+    db.exec("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')");
+  } catch (const sqlite::Error& error) {
+    check.problems.push_back(std::string("full-text index integrity: ") + error.what());
+  }
+  sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+// Rows of a one-column query, as a sorted set of ids.
+std::set<std::int64_t> ids(sqlite::Database& db, const char* sql) {
+  std::set<std::int64_t> result;
+  auto query = db.query(sql);
+  while (query.step()) result.insert(query.column_int64(0));
+  return result;
+}
+
+void check_tables(sqlite::Database& db, IndexCheck& check) {
+  check.files = count(db, "SELECT count(*) FROM files");
+  check.chunks = count(db, "SELECT count(*) FROM chunks");
+  check.vectors = count(db, "SELECT count(*) FROM vectors");
+  {
+    auto query = db.query("SELECT value FROM meta WHERE key = 'embedding_model'");
+    if (query.step()) check.embedding_model = std::string(query.column_text(0));
+  }
+
+  const auto orphan_chunks =
+      count(db, "SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)");
+  if (orphan_chunks > 0) {
+    check.problems.push_back(std::to_string(orphan_chunks) + " chunks belong to no file");
+  }
+
+  // Chunks and FTS rows share ids: compare the two sets both ways.
+  const std::set<std::int64_t> fts = ids(db, "SELECT rowid FROM chunks_fts");
+  check.fts_rows = static_cast<std::int64_t>(fts.size());
+  std::set<std::string> inconsistent;
+  std::int64_t fts_matched = 0;
+  {
+    auto query = db.query(
+        "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id");
+    while (query.step()) {
+      if (fts.count(query.column_int64(0)) != 0) {
+        ++fts_matched;
+      } else {
+        inconsistent.insert(std::string(query.column_text(1)));
+      }
+    }
+  }
+  const std::int64_t stray_fts = check.fts_rows - fts_matched;
+  if (stray_fts > 0) {
+    check.problems.push_back(std::to_string(stray_fts) +
+                             " full-text rows belong to no chunk (search would return them)");
+  }
+  {
+    auto query = db.query(
+        "SELECT DISTINCT f.path FROM files f JOIN chunks c ON c.file_id = f.id"
+        " WHERE f.skip_reason != ''");
+    while (query.step()) inconsistent.insert(std::string(query.column_text(0)));
+  }
+  check.inconsistent_paths.assign(inconsistent.begin(), inconsistent.end());
+
+  const auto orphan_vectors =
+      count(db, "SELECT count(*) FROM vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)");
+  if (orphan_vectors > 0) {
+    check.problems.push_back(std::to_string(orphan_vectors) + " vectors belong to no chunk");
+  }
+  if (check.vectors > 0 && check.embedding_model.empty()) {
+    check.problems.push_back(std::to_string(check.vectors) +
+                             " vectors but no model stamp (meta embedding_model)");
+  }
+}
+
+} // namespace
+
+util::Result<IndexCheck> check_index(const std::string& path) {
+  IndexCheck check;
+  try {
+    bool writable = false;
+    auto db = open_for_check(path, writable);
+    sqlite3_busy_timeout(db->get(), k_busy_timeout_ms);
+    const std::string registered = register_tokenizer(db->get());
+    if (!registered.empty()) {
+      return util::Error{"checking index '" + path + "': " + registered};
+    }
+    // Past opening, an SQLite error ("database disk image is malformed") is damage found,
+    // not a failure to check.
+    try {
+      check_sqlite_integrity(*db, check);
+      // When the file is damaged, its tables cannot be trusted to read.
+      if (check.problems.empty()) {
+        if (writable) check_fts_integrity(*db, check);
+        check_tables(*db, check);
+      }
+    } catch (const sqlite::Error& error) {
+      check.problems.push_back(std::string("reading the index: ") + error.what());
+    }
+    if (check.problems.size() > k_max_listed) {
+      const auto more = check.problems.size() - k_max_listed;
+      check.problems.resize(k_max_listed);
+      check.problems.push_back("… and " + std::to_string(more) + " more");
+    }
+  } catch (const sqlite::Error& error) {
+    return util::Error{"checking index '" + path + "': " + error.what()};
+  }
+  return check;
+}
+
+} // namespace kasava::store

@@ -1,0 +1,288 @@
+// End-to-end: `kasava mcp` driven through a real session over pipes, as an MCP client does it —
+// one message at a time, waiting for each reply: initialize → tools/list → tools/call search →
+// read_file_range → path escapes refused → malformed JSON answered with -32700 while the
+// server keeps going → EOF ends the server with exit 0 and nothing but replies on stdout.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "tests/e2e/harness.hpp"
+
+using namespace kasava::e2e;
+using kasava::util::JsonValue;
+
+namespace {
+
+/// A running `kasava mcp` with its stdin and stdout on pipes and stderr in a file; killed
+/// if the test leaves it running.
+class McpSession {
+public:
+  McpSession(const std::string& cwd, const TempDir& scratch) : m_stderr_path(scratch / "mcp.err") {
+    int to_child[2];
+    int from_child[2];
+    REQUIRE(::pipe2(to_child, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(from_child, O_CLOEXEC) == 0);
+    const int err = ::open(m_stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    REQUIRE(err >= 0);
+    // The environment of a clean client: no KASAVA_* or colour settings, a private HOME.
+    std::vector<std::string> env_strings = {"HOME=" + scratch.path(), "XDG_CACHE_HOME=" + scratch / "cache",
+                                            "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1",
+                                            "GIT_CONFIG_GLOBAL=/dev/null"};
+    if (const char* path = std::getenv("PATH")) env_strings.push_back(std::string("PATH=") + path);
+    std::vector<char*> env;
+    for (auto& entry : env_strings) env.push_back(entry.data());
+    env.push_back(nullptr);
+    std::string binary = KASAVA_BINARY;
+    std::string command = "mcp";
+    char* argv[] = {binary.data(), command.data(), nullptr};
+
+    m_pid = ::fork();
+    REQUIRE(m_pid >= 0);
+    if (m_pid == 0) {
+      ::dup2(to_child[0], STDIN_FILENO);
+      ::dup2(from_child[1], STDOUT_FILENO);
+      ::dup2(err, STDERR_FILENO);
+      if (::chdir(cwd.c_str()) != 0) ::_exit(127);
+      ::execve(argv[0], argv, env.data());
+      ::_exit(127);
+    }
+    ::close(to_child[0]);
+    ::close(from_child[1]);
+    ::close(err);
+    m_in = to_child[1];
+    m_out = from_child[0];
+  }
+  ~McpSession() {
+    close_stdin();
+    if (m_out >= 0) ::close(m_out);
+    if (m_pid > 0) {
+      ::kill(m_pid, SIGKILL);
+      ::waitpid(m_pid, nullptr, 0);
+    }
+  }
+  McpSession(const McpSession&) = delete;
+  McpSession& operator=(const McpSession&) = delete;
+
+  /// Writes one line (the message and '\n').
+  void send(const std::string& message) {
+    const std::string line = message + "\n";
+    REQUIRE(::write(m_in, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+  }
+
+  /// The next line on stdout, parsed; fails the test after a 30 s wait or on bad JSON.
+  JsonValue receive() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    std::size_t newline;
+    while ((newline = m_pending.find('\n')) == std::string::npos) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      INFO("waiting for a reply; stderr: " << stderr_text());
+      REQUIRE(left.count() > 0);
+      pollfd poll_fd{m_out, POLLIN, 0};
+      if (::poll(&poll_fd, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buffer[65536];
+      const ssize_t count = ::read(m_out, buffer, sizeof buffer);
+      REQUIRE(count > 0);  // EOF before a reply: the server died
+      m_pending.append(buffer, static_cast<std::size_t>(count));
+    }
+    const std::string line = m_pending.substr(0, newline);
+    m_pending.erase(0, newline + 1);
+    auto parsed = kasava::util::parse_json(line);
+    INFO("reply line: " << line);
+    REQUIRE(parsed.ok());
+    CHECK((*parsed)["jsonrpc"] == JsonValue("2.0"));
+    return *parsed;
+  }
+
+  /// A request with this id, method and params (JSON text); returns the reply.
+  JsonValue request(int id, const std::string& method, const std::string& params = "{}") {
+    send(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + method +
+         R"(","params":)" + params + "}");
+    JsonValue reply = receive();
+    CHECK(reply["id"] == JsonValue(id));
+    return reply;
+  }
+
+  /// tools/call of `tool` with arguments (JSON text); returns the result object.
+  JsonValue call(int id, const std::string& tool, const std::string& arguments) {
+    JsonValue reply =
+        request(id, "tools/call", R"({"name":")" + tool + R"(","arguments":)" + arguments + "}");
+    INFO(reply.dump());
+    REQUIRE(reply["result"].is_object());
+    return reply["result"];
+  }
+
+  /// Sends a signal to the server.
+  void signal(int number) { ::kill(m_pid, number); }
+
+  void close_stdin() {
+    if (m_in >= 0) ::close(m_in);
+    m_in = -1;
+  }
+
+  /// Waits (up to 30 s) for the server to end; returns its exit code (-1 if killed).
+  int wait_exit() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    int status = 0;
+    while (::waitpid(m_pid, &status, WNOHANG) == 0) {
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      ::usleep(10000);
+    }
+    m_pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  /// What is left on stdout after the server ended.
+  std::string rest_of_stdout() {
+    std::string text = m_pending;
+    char buffer[4096];
+    ssize_t count;
+    while ((count = ::read(m_out, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(count));
+    return text;
+  }
+
+  std::string stderr_text() const {
+    std::ifstream in(m_stderr_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+private:
+  std::string m_stderr_path;
+  pid_t m_pid = -1;
+  int m_in = -1;
+  int m_out = -1;
+  std::string m_pending;
+};
+
+std::string text_of(const JsonValue& result) {
+  const std::string* text = result["content"][std::size_t{0}]["text"].get_string();
+  return text != nullptr ? *text : "";
+}
+
+}  // namespace
+
+TEST_CASE("mcp: a whole session over pipes — search, read, refusals, bad JSON, EOF") {
+  FixtureRepo repo;
+  write_sample_project(repo);
+  repo.commit_all("sample");
+  TempDir outside("outside");
+  {
+    std::ofstream secret(outside / "secret.txt");
+    secret << "password=hunter2\n";
+  }
+  repo.symlink(outside / "secret.txt", "leak.txt");
+  TempDir scratch("mcp");
+  McpSession session(repo.root(), scratch);
+
+  // initialize, then the initialized notification (no reply: the next reply is for id 2).
+  const JsonValue init = session.request(
+      1, "initialize",
+      R"({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}})");
+  CHECK(init["result"]["protocolVersion"] == JsonValue("2025-06-18"));
+  CHECK(init["result"]["serverInfo"]["name"] == JsonValue("kasava"));
+  CHECK(init["result"]["capabilities"]["tools"].is_object());
+  session.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+
+  const JsonValue list = session.request(2, "tools/list");
+  std::vector<std::string> names;
+  for (const auto& tool : list["result"]["tools"].as_array()) names.push_back(tool["name"].as_string());
+  CHECK(names == std::vector<std::string>{"search", "read_file_range", "index_status"});
+
+  // search: the first call builds the index (none exists yet) and finds the definition.
+  const SampleDefinition& go = sample_definitions()[1];
+  const JsonValue found = session.call(3, "search", std::string(R"({"query":")") + go.query + R"(","limit":3})");
+  CHECK(found["isError"] == JsonValue(false));
+  const JsonValue& first = found["structuredContent"]["results"][std::size_t{0}];
+  CHECK(first["path"] == JsonValue(go.path));
+  CHECK(first["symbol"] == JsonValue(go.symbol));
+  CHECK_THAT(first["code"].as_string(), Catch::Contains(go.code_line));
+  CHECK(first["start_line"].get_integer().value_or(0) >= 1);
+  CHECK(first["score"].is_number());
+  CHECK_THAT(text_of(found), Catch::Contains(go.path) && Catch::Contains(go.code_line));
+  CHECK(found["structuredContent"]["results"].size() <= 3);
+
+  // Filters and a tool error for a bad argument (the model sees it and can retry).
+  const JsonValue filtered =
+      session.call(4, "search", R"({"query":"checksum","path":"native/**","language":"c"})");
+  for (const auto& result : filtered["structuredContent"]["results"].as_array()) {
+    CHECK(result["path"] == JsonValue("native/checksum.c"));
+  }
+  const JsonValue bad_limit = session.call(5, "search", R"({"query":"x","limit":0})");
+  CHECK(bad_limit["isError"] == JsonValue(true));
+  CHECK_THAT(text_of(bad_limit), Catch::Contains("limit"));
+
+  // read_file_range: the result's lines.
+  const std::string range_arguments = std::string(R"({"path":")") + go.path + R"(","start_line":)" +
+                                      std::to_string(*first["start_line"].get_integer()) +
+                                      R"(,"end_line":)" + std::to_string(*first["end_line"].get_integer()) + "}";
+  const JsonValue range = session.call(6, "read_file_range", range_arguments);
+  CHECK(range["isError"] == JsonValue(false));
+  CHECK_THAT(range["structuredContent"]["text"].as_string(), Catch::Contains(go.code_line));
+  CHECK(range["structuredContent"]["start_line"] == first["start_line"]);
+
+  // Escapes are refused as tool errors; the secret never appears.
+  int id = 7;
+  for (const std::string path : {"../outside.txt", "src/../../x", "/etc/passwd", "leak.txt", ".git/config"}) {
+    INFO(path);
+    const JsonValue refused = session.call(id++, "read_file_range", R"({"path":")" + path + R"("})");
+    CHECK(refused["isError"] == JsonValue(true));
+    CHECK(text_of(refused).find("hunter2") == std::string::npos);
+    CHECK(text_of(refused).find("root:") == std::string::npos);
+  }
+
+  // Malformed JSON: -32700 with id null, and the server goes on answering.
+  session.send(R"({"jsonrpc":"2.0","id":50,"method":"tools/list")");
+  const JsonValue broken = session.receive();
+  CHECK(broken["error"]["code"] == JsonValue(-32700));
+  CHECK(broken["id"].is_null());
+  CHECK(session.request(51, "no/such/method")["error"]["code"] == JsonValue(-32601));
+  CHECK(session.request(52, "ping")["result"].is_object());
+
+  // The index is refreshed before a search: an uncommitted new file is found.
+  repo.write("src/fresh.py", "def zanzibar_quokka_handler():\n    \"\"\"Handle quokkas from Zanzibar.\"\"\"\n    return 1\n");
+  const JsonValue fresh = session.call(53, "search", R"({"query":"zanzibar quokka handler"})");
+  CHECK(fresh["structuredContent"]["results"][std::size_t{0}]["path"] == JsonValue("src/fresh.py"));
+
+  const JsonValue status = session.call(54, "index_status", "{}");
+  CHECK(status["isError"] == JsonValue(false));
+  CHECK(status["structuredContent"]["files"].get_integer().value_or(0) >= 7);
+
+  // EOF ends the server cleanly; stdout held replies only.
+  session.close_stdin();
+  CHECK(session.wait_exit() == 0);
+  CHECK(session.rest_of_stdout().empty());
+}
+
+TEST_CASE("mcp: a tool error when there is no index and no repository, the server stays up") {
+  TempDir empty("mcp-empty");
+  TempDir scratch("mcp");
+  McpSession session(empty.path(), scratch);
+  session.request(1, "initialize", R"({"protocolVersion":"2024-11-05"})");
+  const JsonValue result = session.call(2, "search", R"({"query":"anything"})");
+  CHECK(result["isError"] == JsonValue(true));
+  CHECK_THAT(text_of(result), Catch::Contains("no index"));
+  CHECK(session.request(3, "ping")["result"].is_object());
+  session.close_stdin();
+  CHECK(session.wait_exit() == 0);
+}
+
+TEST_CASE("mcp: SIGTERM ends a server waiting for its client") {
+  TempDir empty("mcp-term");
+  TempDir scratch("mcp");
+  McpSession session(empty.path(), scratch);
+  CHECK(session.request(1, "ping")["result"].is_object());
+  session.signal(SIGTERM);  // stdin stays open: the server is blocked reading it
+  CHECK(session.wait_exit() == 130);
+}
