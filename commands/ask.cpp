@@ -93,7 +93,7 @@ std::string format_hit(const search::SearchHit& hit, const std::set<std::string>
   text += "  ";
   text += output.paint(chunk.kind, Style::kind);
   if (!chunk.symbol.empty()) {
-    const std::string name = chunk.parent.empty() ? chunk.symbol : chunk.parent + "." + chunk.symbol;
+    const std::string name = search::qualified_name(hit.record);
     text += ' ';
     text += output.paint(name, Style::symbol);
   }

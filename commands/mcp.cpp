@@ -131,9 +131,7 @@ private:
     for (const auto& hit : *hits) {
       const auto& chunk = hit.record.chunk;
       const auto [code, truncated] = first_lines(util::to_valid_utf8(chunk.text), k_max_code_lines);
-      const std::string symbol = chunk.parent.empty() || chunk.symbol.empty()
-                                     ? chunk.symbol
-                                     : chunk.parent + "." + chunk.symbol;
+      const std::string symbol = search::qualified_name(hit.record);
       char score[32];
       std::snprintf(score, sizeof score, "%.2f", hit.score);
       outcome.text += std::to_string(hit.rank) + ". " + hit.record.path + ":" +

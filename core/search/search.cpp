@@ -41,6 +41,14 @@ std::optional<Mode> parse_mode(std::string_view name) {
   return std::nullopt;
 }
 
+std::string qualified_name(const store::ChunkRecord& record) {
+  const auto& chunk = record.chunk;
+  if (chunk.parent.empty() || chunk.symbol.empty()) return chunk.symbol;
+  const auto& language = record.language;
+  const bool colons = language == "cpp" || language == "c" || language == "rust" || language == "php";
+  return chunk.parent + (colons ? "::" : ".") + chunk.symbol;
+}
+
 std::string match_expression(std::string_view query) {
   std::string expression;
   for (const auto& term : util::query_terms(query)) {

@@ -35,6 +35,10 @@ struct SearchHit {
   store::ChunkRecord record;
 };
 
+/// A chunk's symbol qualified by its parent the way its language writes it:
+/// `Store::open` (C++, Rust, PHP), `Request.Cookies` (others); the bare symbol without parent.
+std::string qualified_name(const store::ChunkRecord& record);
+
 /// The FTS5 MATCH expression for a query: its terms (util::query_terms), quoted, OR-ed.
 /// "" when the query has no searchable term.
 std::string match_expression(std::string_view query);

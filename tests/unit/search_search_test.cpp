@@ -33,6 +33,17 @@ TEST_CASE("search::match_expression quotes and ORs the query terms") {
   CHECK(search::match_expression("say \"hi\"") == R"("say" OR "hi")");
 }
 
+TEST_CASE("search::qualified_name uses the language's separator") {
+  store::ChunkRecord record;
+  record.chunk.symbol = "open";
+  CHECK(search::qualified_name(record) == "open");
+  record.chunk.parent = "Store";
+  record.language = "cpp";
+  CHECK(search::qualified_name(record) == "Store::open");
+  record.language = "go";
+  CHECK(search::qualified_name(record) == "Store.open");
+}
+
 TEST_CASE("search::search ranks symbol matches first and groups by file") {
   TempStore temp;
   auto& store = *temp.store;
