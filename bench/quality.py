@@ -1,87 +1,613 @@
 #!/usr/bin/env python3
-"""Retrieval quality of the real kasava binary on CoSQA (../shared/eval/cosqa).
+"""Retrieval quality of the real kasava binary: CoSQA, a repository's history, exact identifiers.
 
-Writes each of the 6,267 functions to its own file (<idx>.py) in a fresh git repository,
-runs `kasava index`, then `kasava ask "<query>" --json --limit 100 --mode MODE` for every
-query of a split, ranks files by their first hit, and prints MRR, Recall@1 and Recall@10.
-Tune on the dev split only; report the test split.
+Every figure comes from the binary: each query is one `kasava ask QUERY --json --limit 100
+--mode MODE` process, and files are ranked by their first hit in its results. The corpus is
+indexed once (into a temporary folder; the repository you name is never changed) and that
+index is reused for every mode and split.
 
-usage: bench/quality.py [--split dev|test|both] [--mode lexical|hybrid|semantic] [--binary build/kasava]
+Three query sets:
+  (default)            CoSQA (../shared/eval/cosqa, see its README): 6,267 Python functions,
+                       each in its own file <idx>.py; 500 web queries per split, one gold file.
+  --repo PATH          "commit subject -> files it changed", from the repository's history
+                       (non-merge commits, generic subjects dropped, 1-5 source files that
+                       still exist at HEAD); HEAD is indexed from a temporary clone.
+  --identifiers PATH   bare symbol names (functions, methods, types) defined in exactly one
+                       file of PATH; the gold file is that file. Also counts the queries where
+                       hybrid ranks the gold file worse than lexical (the target is none).
+
+Figures: MRR (mean of 1/rank of the first gold file, 0 when it is not in the top 100) and
+Recall@k (share of a query's gold files within the top k files, averaged over queries; with
+one gold file per query it is "found within the top k").
+
+Tuning: `--weights 0.5,0.6,0.7` sweeps the hybrid blend (KASAVA_HYBRID_WEIGHT, the weight on
+the semantic side) and prints hybrid figures per weight. On CoSQA it runs on the dev split
+only: tuning on the test split is refused.
+
+examples:
+  bench/quality.py --split both --mode all                 # the CoSQA table, dev and test
+  bench/quality.py --split dev --weights 0.3,0.5,0.7,0.9   # tune the blend on dev
+  bench/quality.py --split test --mode all --weight 0.7    # report test with the chosen weight
+  bench/quality.py --repo ~/src/project --commits 200
+  bench/quality.py --identifiers ~/src/project --count 200
 """
 import argparse
+import concurrent.futures
+import hashlib
 import json
 import os
+import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EVAL = os.path.join(ROOT, "..", "shared", "eval", "cosqa")
+COSQA = os.path.normpath(os.path.join(ROOT, "..", "shared", "eval", "cosqa"))
+MODES = ("lexical", "semantic", "hybrid")
+LIMIT = 100
+WEIGHT_ENV = "KASAVA_HYBRID_WEIGHT"
+
+# Languages of grammars/languages.tsv that hold code (the rest are documents and configuration).
+SOURCE_LANGUAGES = {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp",
+                    "csharp", "ruby", "php", "kotlin", "swift", "scala", "lua", "bash", "sql"}
 
 
-def build_corpus(work, binary):
-    with open(os.path.join(EVAL, "code_idx_map.txt")) as f:
+def progress(message):
+    print(f"quality: {message}", file=sys.stderr, flush=True)
+
+
+class Failure(Exception):
+    """A fatal problem: printed as `quality: error: ...`, exit status 2."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the binary
+
+
+class Kasava:
+    """The kasava binary, with the index, model and hybrid weight every call should use."""
+
+    def __init__(self, binary, index, model=None, jobs=2):
+        self.binary = binary
+        self.index = index
+        self.jobs = jobs
+        if not os.access(binary, os.X_OK):
+            raise Failure(f"kasava binary {binary}: not found or not executable (build it, or pass --binary)")
+        ask_help = self._help("ask")
+        if "--mode" not in ask_help:
+            raise Failure(f"{binary}: `ask` has no --mode option (too old a build?)")
+        # --model may be a global option or an option of `index` and `ask`: use it where it is.
+        self.global_args, self.index_args, self.ask_args = [], [], []
+        if model:
+            model = os.path.abspath(model)
+            if "--model" in self._help(None):
+                self.global_args = ["--model", model]
+            elif "--model" in ask_help:
+                self.ask_args = ["--model", model]
+                if "--model" in self._help("index"):
+                    self.index_args = ["--model", model]
+            else:
+                raise Failure(f"{binary}: no --model option (too old a build?)")
+
+    def _help(self, command):
+        args = [self.binary] + ([command] if command else []) + ["--help"]
+        return subprocess.run(args, capture_output=True, text=True).stdout
+
+    def _base(self):
+        return [self.binary, "--index", self.index] + self.global_args
+
+    def build_index(self, target, rebuild=False):
+        """`kasava index TARGET --json` into self.index; returns its summary."""
+        started = time.time()
+        command = self._base() + ["index", target, "--json"] + self.index_args
+        if rebuild:
+            command.append("--rebuild")
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise Failure(f"kasava index {target} failed ({result.returncode}): {result.stderr.strip()}")
+        summary = json.loads(result.stdout)
+        summary["seconds"] = round(time.time() - started, 1)
+        progress(f"indexed {target} in {summary['seconds']}s: {summary.get('files')} files, "
+                 f"{summary.get('chunks')} chunks")
+        return summary
+
+    def ask(self, repo, query, mode, weight=None):
+        """The files of `kasava ask` for QUERY, best first (each file at its first hit), and the
+        process's (wall, CPU) seconds. CPU time (user + system, from wait4) is the steadier
+        figure on a loaded machine."""
+        env = dict(os.environ)
+        if weight is not None:
+            env[WEIGHT_ENV] = str(weight)
+        command = self._base() + ["ask", "--json", "--limit", str(LIMIT), "--mode", mode,
+                                  "--no-refresh"] + self.ask_args + ["--", query]
+        # Output to files, not pipes, so the process can be reaped with wait4 for its CPU time.
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            started = time.perf_counter()
+            process = subprocess.Popen(command, cwd=repo, env=env, stdout=out, stderr=err,
+                                       stdin=subprocess.DEVNULL)
+            _, status, usage = os.wait4(process.pid, 0)
+            seconds = time.perf_counter() - started
+            process.returncode = os.waitstatus_to_exitcode(status)
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read().decode(), err.read().decode(errors="replace")
+        cpu = usage.ru_utime + usage.ru_stime
+        if process.returncode not in (0, 1):  # 1: nothing found
+            raise Failure(f"kasava ask --mode {mode} failed ({process.returncode}): "
+                          f"{stderr.strip()}")
+        files = []
+        seen = set()
+        for hit in json.loads(stdout)["results"] if stdout.strip() else []:
+            if hit["path"] not in seen:
+                seen.add(hit["path"])
+                files.append(hit["path"])
+        return files, (seconds, cpu)
+
+    def ask_all(self, repo, queries, mode, weight=None):
+        """ask() for every query, self.jobs processes at a time: (rankings in query order,
+        (wall, CPU) seconds of each)."""
+        if not queries:
+            return [], []
+        first = [self.ask(repo, queries[0], mode, weight)]  # fails fast when the mode is missing
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            answers = first + list(pool.map(lambda q: self.ask(repo, q, mode, weight), queries[1:]))
+        return [files for files, _ in answers], [seconds for _, seconds in answers]
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+
+
+def gold_ranks(ranked, gold):
+    """1-based ranks of the gold files in RANKED (files not found are left out)."""
+    position = {path: rank for rank, path in enumerate(ranked, 1)}
+    return sorted(position[g] for g in gold if g in position)
+
+
+def score(rankings, golds, ks):
+    """MRR and Recall@k over queries: rankings[i] is the ranked file list for golds[i]."""
+    n = len(golds)
+    figures = {"queries": n, "mrr": 0.0}
+    figures.update({f"recall@{k}": 0.0 for k in ks})
+    if n == 0:
+        return figures
+    for ranked, gold in zip(rankings, golds):
+        ranks = gold_ranks(ranked, gold)
+        figures["mrr"] += 1.0 / ranks[0] if ranks else 0.0
+        for k in ks:
+            figures[f"recall@{k}"] += sum(r <= k for r in ranks) / len(gold)
+    for key in list(figures):
+        if key != "queries":
+            figures[key] = round(figures[key] / n, 4)
+    return figures
+
+
+def first_rank(ranked, gold):
+    ranks = gold_ranks(ranked, gold)
+    return ranks[0] if ranks else None
+
+
+class Evaluation:
+    """Runs one query set through every requested mode (and weight), collecting result rows."""
+
+    def __init__(self, kasava, repo, ks, weight=None):
+        self.kasava, self.repo, self.ks, self.weight = kasava, repo, ks, weight
+        self.rows = []
+        self.rankings = {}  # (label, mode, weight) -> rankings, for per-query comparisons
+
+    def run(self, label, queries, golds, mode, weight=None, **extra):
+        weight = self.weight if weight is None and mode == "hybrid" else weight
+        started = time.time()
+        row = {"set": label, "mode": mode}
+        if mode == "hybrid" and weight is not None:
+            row["weight"] = weight
+        row.update(extra)
+        try:
+            rankings, times = self.kasava.ask_all(self.repo, queries, mode, weight)
+        except Failure as error:
+            # One mode may be missing from a build (no model yet): report it, go on with the rest.
+            row["error"] = str(error)
+            progress(f"{label} {mode}: unavailable: {error}")
+            self.rows.append(row)
+            return None
+        row.update(score(rankings, golds, self.ks))
+        row["seconds"] = round(time.time() - started, 1)
+        if times:
+            row["ask_p50_ms"] = round(1000 * sorted(wall for wall, _ in times)[len(times) // 2])
+            row["ask_cpu_p50_ms"] = round(1000 * sorted(cpu for _, cpu in times)[len(times) // 2])
+        self.rankings[(label, mode, weight)] = rankings
+        progress(f"{label} {mode}{'' if weight is None else f' w={weight}'}: "
+                 f"MRR {row['mrr']:.3f} ({len(queries)} queries, {row['seconds']}s)")
+        self.rows.append(row)
+        return rankings
+
+
+def print_table(rows, ks):
+    columns = ["set", "mode", "weight", "queries", "mrr"] + \
+              [f"recall@{k}" for k in ks] + ["ask_p50_ms", "ask_cpu_p50_ms"]
+    heads = {"mrr": "MRR", "queries": "n", "ask_p50_ms": "ask p50 ms", "ask_cpu_p50_ms": "cpu ms"}
+    heads.update({f"recall@{k}": f"R@{k}" for k in ks})
+    cells = [{c: _cell(c, row.get(c)) for c in columns} for row in rows]
+    widths = {c: max([len(heads.get(c, c))] + [len(r[c]) for r in cells]) for c in columns}
+    print("  ".join(heads.get(c, c).ljust(widths[c]) for c in columns).rstrip())
+    for row, cell in zip(rows, cells):
+        if "error" in row:
+            print("  ".join(cell[c].ljust(widths[c]) for c in columns[:3]) +
+                  f"  unavailable: {row['error'][:100]}")
+            continue
+        print("  ".join(cell[c].ljust(widths[c]) for c in columns).rstrip())
+
+
+def _cell(column, value):
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:g}" if column == "weight" else f"{value:.3f}"
+    return str(value)
+
+
+def parse_modes(text):
+    modes = list(MODES) if text == "all" else [m.strip() for m in text.split(",")]
+    for mode in modes:
+        if mode not in MODES:
+            raise Failure(f"--mode {text}: expected lexical, semantic, hybrid, a comma list or all")
+    return modes
+
+
+def parse_weights(text):
+    try:
+        weights = [float(w) for w in text.split(",") if w.strip()]
+    except ValueError:
+        raise Failure(f"--weights {text}: expected numbers separated by commas, e.g. 0.5,0.6,0.7")
+    if not weights or any(not 0.0 <= w <= 1.0 for w in weights):
+        raise Failure(f"--weights {text}: each weight must be between 0 and 1")
+    return weights
+
+
+def stable_order(key):
+    """A deterministic pseudo-random sort key (the same sample on every machine and run)."""
+    return hashlib.sha1(key.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def read_files_table(index):
+    """{path: language} of the files the index holds (skipped files left out)."""
+    connection = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    try:
+        return dict(connection.execute("SELECT path, language FROM files WHERE skip_reason = ''"))
+    finally:
+        connection.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# CoSQA
+
+
+def cosqa_corpus(work, kasava, rebuild):
+    """Writes <idx>.py per function into WORK/cosqa (a git repository) and indexes it."""
+    with open(os.path.join(COSQA, "code_idx_map.txt")) as f:
         code_to_idx = json.load(f)
     repo = os.path.join(work, "cosqa")
-    os.makedirs(repo)
-    for code, idx in code_to_idx.items():
-        with open(os.path.join(repo, f"{idx}.py"), "w") as out:
-            out.write(code)
-    subprocess.run(["git", "init", "-q", repo], check=True)
-    started = time.time()
-    summary = subprocess.run([binary, "index", "--json"], cwd=repo, check=True,
-                             capture_output=True, text=True).stdout
-    print(f"indexed {len(code_to_idx)} functions in {time.time() - started:.1f}s: "
-          f"{json.loads(summary)['chunks']} chunks", file=sys.stderr)
-    return repo
+    if not os.path.isdir(os.path.join(repo, ".git")):
+        os.makedirs(repo, exist_ok=True)
+        for code, idx in code_to_idx.items():
+            with open(os.path.join(repo, f"{idx}.py"), "w") as out:
+                out.write(code)
+        subprocess.run(["git", "init", "-q", repo], check=True)
+    summary = kasava.build_index(repo, rebuild)
+    return repo, {"functions": len(code_to_idx), "chunks": summary.get("chunks"),
+                  "index_seconds": summary["seconds"]}
 
 
-def evaluate(repo, binary, split, mode):
-    with open(os.path.join(EVAL, f"cosqa-retrieval-{split}-500.json")) as f:
-        items = json.load(f)
-    reciprocal_ranks, hits_at_1, hits_at_10 = [], 0, 0
-    for item in items:
-        result = subprocess.run([binary, "ask", item["doc"], "--json", "--limit", "100",
-                                 "--mode", mode, "--no-refresh"],
-                                cwd=repo, capture_output=True, text=True)
-        if result.returncode not in (0, 1):
-            sys.exit(f"kasava ask failed ({result.returncode}): {result.stderr.strip()}")
-        ranked = []
-        for hit in json.loads(result.stdout)["results"]:
-            name = os.path.splitext(os.path.basename(hit["path"]))[0]
-            if name not in ranked:
-                ranked.append(name)
-        gold = str(item["retrieval_idx"])
-        rank = ranked.index(gold) + 1 if gold in ranked else None
-        reciprocal_ranks.append(1.0 / rank if rank else 0.0)
-        hits_at_1 += rank == 1
-        hits_at_10 += rank is not None and rank <= 10
-    n = len(items)
-    return sum(reciprocal_ranks) / n, hits_at_1 / n, hits_at_10 / n
+def run_cosqa(args, kasava_for, work):
+    splits = ["dev", "test"] if args.split == "both" else [args.split]
+    if args.weights and splits != ["dev"]:
+        raise Failure("--weights tunes the hybrid blend: tuning is done on the dev split only "
+                      "(use --split dev; report test once with --weight W)")
+    kasava = kasava_for(os.path.join(work, "cosqa.db"))
+    repo, corpus = cosqa_corpus(work, kasava, args.rebuild)
+    ks = (1, 5, 10)
+    evaluation = Evaluation(kasava, repo, ks, args.weight)
+    listed = []
+    for split in splits:
+        with open(os.path.join(COSQA, f"cosqa-retrieval-{split}-500.json")) as f:
+            items = json.load(f)
+        queries = [item["doc"] for item in items]
+        golds = [[f"{item['retrieval_idx']}.py"] for item in items]
+        label = f"cosqa-{split}"
+        if args.weights:
+            for weight in args.weights:
+                evaluation.run(label, queries, golds, "hybrid", weight)
+        else:
+            for mode in args.modes:
+                evaluation.run(label, queries, golds, mode)
+        if args.list:
+            sample = [{"split": split, "query": q, "gold": g} for q, g in zip(queries, golds)]
+            listed += _per_query(evaluation, sample, label)
+    result = {"benchmark": "cosqa", "corpus": corpus, "rows": evaluation.rows}
+    if args.list:
+        result["queries"] = listed
+    return result, ks
+
+
+# ---------------------------------------------------------------------------------------------
+# Repository history: "commit subject -> files it changed"
+
+# Words that say nothing about where a change is; a subject needs two other words to be a query.
+GENERIC_WORDS = {
+    "fix", "fixes", "fixed", "fixing", "wip", "update", "updates", "updated", "bump", "bumped",
+    "release", "released", "version", "versions", "merge", "merged", "typo", "typos", "cleanup",
+    "clean", "minor", "misc", "small", "change", "changes", "changelog", "readme", "doc", "docs",
+    "lint", "format", "formatting", "style", "refactor", "refactoring", "test", "tests",
+    "initial", "commit", "revert", "tweak", "tweaks", "stuff", "more", "some", "and", "the",
+    "for", "to", "of", "in", "on", "a", "an", "add", "added", "remove", "removed", "again",
+    "prepare", "dev", "bugfix", "patch", "todo", "comment", "comments", "whitespace", "ci",
+}
+VERSION_BUMP = re.compile(r"\b(bump|release|version|prepare)\b.*\bv?\d+(\.\d+)+|^v?\d+(\.\d+)+",
+                          re.IGNORECASE)
+PULL_REQUEST_SUFFIX = re.compile(r"\s*\((#|gh-|GH-)\d+\)\s*$")
+
+
+def usable_subject(subject):
+    """The subject as a query, or None when it is too short or generic to name a place."""
+    subject = PULL_REQUEST_SUFFIX.sub("", subject).strip()
+    if len(subject) < 12 or subject.lower().startswith(("merge ", "revert ")):
+        return None
+    if VERSION_BUMP.search(subject):
+        return None
+    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_]*", subject)]
+    if sum(len(w) >= 3 and w not in GENERIC_WORDS for w in words) < 2:
+        return None
+    return subject
+
+
+def history_queries(clone, sources, count):
+    """Deterministic sample of (subject, [changed source files existing at HEAD]) of CLONE."""
+    log = subprocess.run(
+        ["git", "-c", "core.quotepath=off", "log", "--no-merges", "--format=%x1e%H%x1f%s",
+         "--name-only", "HEAD"],
+        cwd=clone, capture_output=True, text=True, check=True, errors="surrogateescape").stdout
+    extensions = {os.path.splitext(p)[1] for p in sources if os.path.splitext(p)[1]}
+    candidates, commits, generic = [], 0, 0
+    for record in log.split("\x1e")[1:]:
+        header, _, names = record.partition("\n")
+        commit, _, subject = header.partition("\x1f")
+        commits += 1
+        changed = [n for n in names.splitlines() if n.strip()]
+        query = usable_subject(subject)
+        if query is None:
+            generic += 1
+            continue
+        # Source-looking paths, deleted ones included: a commit that touched many is too broad.
+        touched = [p for p in changed if p in sources or
+                   (os.path.splitext(p)[1] in extensions and p not in sources)]
+        gold = sorted(p for p in changed if p in sources)
+        if 1 <= len(gold) <= 5 and len(touched) <= 5:
+            candidates.append({"commit": commit, "query": query, "gold": gold})
+    candidates.sort(key=lambda c: stable_order(c["commit"]))
+    stats = {"commits": commits, "generic_subjects": generic, "usable": len(candidates)}
+    return candidates[:count], stats
+
+
+def run_repo(args, kasava_for, work):
+    source = os.path.abspath(args.repo)
+    if subprocess.run(["git", "-C", source, "rev-parse", "--verify", "-q", "HEAD"],
+                      capture_output=True).returncode != 0:
+        raise Failure(f"--repo {source}: not a git repository with commits")
+    clone = os.path.join(work, "repo")
+    if not os.path.isdir(clone):
+        progress(f"cloning {source} (HEAD) into {clone}")
+        subprocess.run(["git", "clone", "-q", source, clone], check=True)
+    kasava = kasava_for(os.path.join(work, "repo.db"))
+    summary = kasava.build_index(clone, args.rebuild)
+    sources = {p for p, language in read_files_table(kasava.index).items()
+               if language in SOURCE_LANGUAGES}
+    sample, stats = history_queries(clone, sources, args.commits)
+    progress(f"{stats['commits']} non-merge commits, {stats['generic_subjects']} generic "
+             f"subjects, {stats['usable']} usable; sampled {len(sample)}")
+    ks = (1, 5, 10)
+    evaluation = Evaluation(kasava, clone, ks, args.weight)
+    queries = [c["query"] for c in sample]
+    golds = [c["gold"] for c in sample]
+    label = "repo"
+    modes = ["hybrid"] if args.weights else args.modes
+    for weight in (args.weights or [None]):
+        for mode in modes:
+            evaluation.run(label, queries, golds, mode, weight)
+    result = {"benchmark": "repo", "repository": source, "head": _head(clone),
+              "source_files": len(sources), "chunks": summary.get("chunks"), **stats,
+              "sampled": len(sample), "rows": evaluation.rows}
+    if args.list:
+        result["queries"] = _per_query(evaluation, sample, "repo")
+    return result, ks
+
+
+def _head(repo):
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def _per_query(evaluation, sample, label):
+    """Each query with the first gold rank per mode (for --list)."""
+    out = []
+    for i, item in enumerate(sample):
+        ranks = {}
+        for (set_label, mode, weight), rankings in evaluation.rankings.items():
+            if set_label == label:
+                key = mode if weight is None else f"{mode}@{weight}"
+                ranks[key] = first_rank(rankings[i], item["gold"])
+        out.append({**item, "ranks": ranks})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact identifiers
+
+DEFINITION_KINDS = ("function", "method", "class", "struct", "interface", "type", "enum",
+                    "trait", "module", "macro", "constructor", "impl", "record", "object")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Code nobody searches by name in this repository: vendored copies and test inputs.
+FOREIGN_FOLDERS = re.compile(r"(^|/)(vendor|third_party|node_modules|testdata)/")
+
+
+def identifier_queries(index, count, min_length):
+    """Deterministic sample of symbols (case-insensitively) defined in exactly one file."""
+    connection = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    try:
+        rows = connection.execute(
+            "SELECT chunks.symbol, files.path, files.language FROM chunks "
+            "JOIN files ON files.id = chunks.file_id "
+            f"WHERE chunks.kind IN ({','.join('?' * len(DEFINITION_KINDS))}) "
+            "AND chunks.symbol != ''", DEFINITION_KINDS).fetchall()
+    finally:
+        connection.close()
+    files_of, spelling = {}, {}
+    for symbol, path, language in rows:
+        key = symbol.lower()
+        files_of.setdefault(key, set()).add(path)
+        if language in SOURCE_LANGUAGES and IDENTIFIER.match(symbol) and \
+                len(symbol) >= min_length and not FOREIGN_FOLDERS.search(path):
+            spelling.setdefault(key, symbol)
+    unique = [{"query": spelling[key], "gold": sorted(paths)}
+              for key, paths in files_of.items() if len(paths) == 1 and key in spelling]
+    unique.sort(key=lambda q: stable_order(q["query"] + "\0" + q["gold"][0]))
+    return unique[:count], {"definitions": len(rows), "unique_symbols": len(unique)}
+
+
+def run_identifiers(args, kasava_for, work):
+    repo = os.path.abspath(args.identifiers)
+    if not os.path.isdir(repo):
+        raise Failure(f"--identifiers {repo}: not a folder")
+    kasava = kasava_for(os.path.join(work, "identifiers.db"))
+    summary = kasava.build_index(repo, args.rebuild)
+    sample, stats = identifier_queries(kasava.index, args.count, args.min_length)
+    progress(f"{stats['unique_symbols']} symbols defined in exactly one file; sampled {len(sample)}")
+    ks = (1, 10)
+    evaluation = Evaluation(kasava, repo, ks, args.weight)
+    queries = [q["query"] for q in sample]
+    golds = [q["gold"] for q in sample]
+    label = "identifiers"
+    modes = list(args.modes)
+    if args.weights:
+        modes = ["lexical", "hybrid"]
+    for mode in modes:
+        for weight in (args.weights if args.weights and mode == "hybrid" else [None]):
+            evaluation.run(label, queries, golds, mode, weight)
+    result = {"benchmark": "identifiers", "repository": repo, "chunks": summary.get("chunks"),
+              **stats, "sampled": len(sample), "rows": evaluation.rows}
+    # The target: hybrid never ranks the gold file worse than lexical.
+    lexical = evaluation.rankings.get((label, "lexical", None))
+    comparisons = []
+    for (set_label, mode, weight), rankings in evaluation.rankings.items():
+        if mode == "lexical" or lexical is None:
+            continue
+        worse = []
+        for i, item in enumerate(sample):
+            before, after = first_rank(lexical[i], item["gold"]), first_rank(rankings[i], item["gold"])
+            if before is not None and (after is None or after > before):
+                worse.append({"query": item["query"], "gold": item["gold"][0],
+                              "lexical_rank": before, f"{mode}_rank": after})
+        comparisons.append({"mode": mode, "weight": weight, "worse_than_lexical": len(worse),
+                            "queries": worse})
+    result["worse_than_lexical"] = comparisons
+    if args.list:
+        result["queries"] = _per_query(evaluation, sample, label)
+    return result, ks
+
+
+def print_comparisons(comparisons):
+    for comparison in comparisons:
+        name = comparison["mode"] + ("" if comparison["weight"] is None
+                                     else f" (weight {comparison['weight']})")
+        print(f"\n{name} ranks the gold file worse than lexical for "
+              f"{comparison['worse_than_lexical']} queries" +
+              (":" if comparison["queries"] else " (target: 0)"))
+        for q in comparison["queries"]:
+            other = q[f"{comparison['mode']}_rank"]
+            print(f"  {q['query']:<40} {q['gold']}  lexical #{q['lexical_rank']}, "
+                  f"{comparison['mode']} {'#' + str(other) if other else 'not in top 100'}")
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["dev", "test", "both"], default="dev")
-    parser.add_argument("--mode", default="lexical")
-    parser.add_argument("--binary", default=os.path.join(ROOT, "build", "kasava"))
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--repo", metavar="PATH", help="commit subject -> changed files of PATH's history")
+    target.add_argument("--identifiers", metavar="PATH", help="exact-identifier queries built from PATH")
+    parser.add_argument("--split", choices=["dev", "test", "both"], default="dev",
+                        help="CoSQA split (default: dev)")
+    parser.add_argument("--mode", default="all",
+                        help="lexical, semantic, hybrid, a comma list, or all (default: all)")
+    parser.add_argument("--weights", metavar="W,W,...",
+                        help="sweep KASAVA_HYBRID_WEIGHT and report hybrid per weight (CoSQA: dev only)")
+    parser.add_argument("--weight", type=float, metavar="W",
+                        help="set KASAVA_HYBRID_WEIGHT for the hybrid runs (a weight chosen on dev)")
+    parser.add_argument("--commits", type=int, default=200, help="--repo: queries to sample (default 200)")
+    parser.add_argument("--count", type=int, default=200, help="--identifiers: queries to sample (default 200)")
+    parser.add_argument("--min-length", type=int, default=4,
+                        help="--identifiers: shortest symbol to use (default 4)")
+    parser.add_argument("--binary", default=os.path.join(ROOT, "build", "kasava"),
+                        help="the kasava binary to measure (default: build/kasava)")
+    parser.add_argument("--model", metavar="PATH", help="passed through to kasava as --model PATH")
+    parser.add_argument("--jobs", type=int, default=2, help="kasava ask processes at a time (default 2)")
+    parser.add_argument("--work", metavar="DIR",
+                        help="keep the corpus, clone and index in DIR and reuse them (default: a temporary folder)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the index in --work from scratch")
+    parser.add_argument("--list", action="store_true", help="JSON: include every query with its ranks")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     args = parser.parse_args()
-    binary = os.path.abspath(args.binary)
-    splits = ["dev", "test"] if args.split == "both" else [args.split]
-    with tempfile.TemporaryDirectory(prefix="kasava-cosqa-") as work:
-        repo = build_corpus(work, binary)
-        rows = []
-        for split in splits:
-            mrr, r1, r10 = evaluate(repo, binary, split, args.mode)
-            rows.append({"split": split, "mode": args.mode, "mrr": round(mrr, 4),
-                         "recall@1": round(r1, 4), "recall@10": round(r10, 4)})
-    print(f"{'split':<6} {'mode':<9} {'MRR':>6} {'R@1':>6} {'R@10':>6}")
-    for row in rows:
-        print(f"{row['split']:<6} {row['mode']:<9} {row['mrr']:>6.3f} {row['recall@1']:>6.3f} "
-              f"{row['recall@10']:>6.3f}")
-    print(json.dumps(rows))
+    try:
+        args.modes = parse_modes(args.mode)
+        args.weights = parse_weights(args.weights) if args.weights else None
+        if args.weight is not None and not 0.0 <= args.weight <= 1.0:
+            raise Failure(f"--weight {args.weight}: must be between 0 and 1")
+        if args.weights and args.weight is not None:
+            raise Failure("--weights and --weight: choose one")
+        if args.weight is not None and os.environ.get(WEIGHT_ENV):
+            progress(f"note: --weight {args.weight} overrides {WEIGHT_ENV}={os.environ[WEIGHT_ENV]}")
+        if args.weights is None and os.environ.get(WEIGHT_ENV):
+            progress(f"note: {WEIGHT_ENV}={os.environ[WEIGHT_ENV]} is set and used by hybrid runs")
+            if not args.repo and not args.identifiers and args.split != "dev":
+                progress("note: make sure that weight was chosen on the dev split")
+        binary = os.path.abspath(args.binary)
+
+        def kasava_for(index):
+            return Kasava(binary, index, args.model, args.jobs)
+
+        def run(work):
+            if args.repo:
+                return run_repo(args, kasava_for, work)
+            if args.identifiers:
+                return run_identifiers(args, kasava_for, work)
+            return run_cosqa(args, kasava_for, work)
+
+        if args.work:
+            os.makedirs(args.work, exist_ok=True)
+            result, ks = run(os.path.abspath(args.work))
+        else:
+            with tempfile.TemporaryDirectory(prefix="kasava-quality-") as work:
+                result, ks = run(work)
+    except Failure as error:
+        print(f"quality: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    result["binary"] = binary
+    if args.model:
+        result["model"] = os.path.abspath(args.model)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print_table(result["rows"], ks)
+    if "worse_than_lexical" in result:
+        print_comparisons(result["worse_than_lexical"])
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

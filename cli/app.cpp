@@ -45,6 +45,7 @@ struct CommandSpec {
   const char* name;
   const char* summary;
   const char* examples;
+  const char* notes;  ///< a paragraph after the examples in help and the man page, or ""
   Needs needs;
   std::function<void(CLI::App&, ParsedOptions&)> define;
   std::function<ExitStatus(ParsedOptions&, commands::Context&)> run;
@@ -57,6 +58,8 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava index ~/src/project --json\n"
        "  kasava index --rev \"$CI_COMMIT_SHA\"  # a commit's tree, for CI\n"
        "  kasava index https://host/org/repo   # clone, then index",
+       "Each chunk is stored with its vector from the built-in model (or --model FILE).\n"
+       "An index of an older kasava, or of another model, is rebuilt after a notice.",
        Needs::nothing,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("target", o.index.target, "Path or URL to index (default: current directory)");
@@ -73,7 +76,16 @@ const std::vector<CommandSpec>& command_table() {
       {"ask", "Find the places in the code that answer a question",
        "  kasava ask \"where is auth\"\n"
        "  kasava ask \"retry backoff\" --lang go --path 'internal/**' --limit 5\n"
-       "  kasava ask parseConfig --json --min-score 0.5   # exit 1 when nothing matches",
+       "  kasava ask parseConfig --json --min-score 0.5   # exit 1 when nothing matches\n"
+       "  kasava ask \"undo the last change\" --mode semantic",
+       "Scores are in (0, 1], higher is better, never rise down the list and mean the\n"
+       "same for every query, so --min-score can gate a CI job:\n"
+       "  lexical   bm25 / (bm25 + 8): 0.5 is a BM25 score of 8\n"
+       "  semantic  the cosine of the query's and the chunk's vectors, from 0 at 0.3\n"
+       "            (unrelated text: not a result) to 1 at 1 (a clear match: ~0.4-0.6)\n"
+       "  hybrid    1 - (1 - lexical)(1 - semantic); the order blends both sides,\n"
+       "            z-normalised over this query's candidates, 3:1 towards meaning\n"
+       "Chunks named exactly as an identifier of the query (parseConfig) come first.",
        Needs::index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("query", o.ask.query, "The question, in words or identifiers")->required();
@@ -81,7 +93,9 @@ const std::vector<CommandSpec>& command_table() {
              ->default_val(o.ask.limit)->check(CLI::Range(1, 10000));
          app.add_option("--lang", o.ask.language, "Only results in this language (e.g. python)");
          app.add_option("--path", o.ask.path_glob, "Only results whose path matches this glob");
-         app.add_option("--mode", o.ask.mode, "Ranking: hybrid, semantic or lexical")
+         app.add_option("--mode", o.ask.mode,
+                        "Ranking: hybrid (words and meaning, blended), semantic (meaning: the "
+                        "built-in model) or lexical (words: BM25)")
              ->default_val(o.ask.mode)->check(CLI::IsMember({"hybrid", "semantic", "lexical"}));
          app.add_option("--min-score", o.ask.min_score, "Drop results scoring below this (0-1)")
              ->check(CLI::Range(0.0, 1.0));
@@ -94,6 +108,7 @@ const std::vector<CommandSpec>& command_table() {
       {"status", "Show what the index holds and whether it is up to date",
        "  kasava status\n"
        "  kasava status --json",
+       "",
        Needs::index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_flag("--json", o.status.json, "Print the status as JSON");
@@ -103,6 +118,7 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava verify            # exit 0 sound, 1 damaged\n"
        "  kasava verify --repair   # re-index damaged files, rebuild a damaged index\n"
        "  kasava verify --json",
+       "",
        Needs::index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_flag("--repair", o.verify.repair,
@@ -114,6 +130,7 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava mcp                            # JSON-RPC on stdin/stdout, logs on stderr\n"
        "  claude mcp add kasava -- kasava mcp   # register with Claude Code\n"
        "  kasava --index /srv/app/index.db mcp  # serve an index built elsewhere",
+       "",
        Needs::index,
        [](CLI::App&, ParsedOptions&) {},
        [](ParsedOptions& o, commands::Context& c) { return commands::run_mcp(o.mcp, c); }},
@@ -131,7 +148,7 @@ std::string first_positional(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") return i + 1 < argc ? argv[i + 1] : "";
-    if (arg == "--index" || arg == "--color") {
+    if (arg == "--index" || arg == "--color" || arg == "--model") {
       ++i;  // skips the option's value
       continue;
     }
@@ -179,6 +196,10 @@ int run(int argc, char** argv) {
   app.add_option("--index", options.global.index_path,
                  "Index file to use (default: .kasava/index.db of the repository)")
       ->envname("KASAVA_INDEX");
+  app.add_option("--model", options.global.model_path,
+                 "Embedding model file (.kmodel) to use instead of the built-in one; an index "
+                 "remembers its model")
+      ->envname("KASAVA_MODEL");
   app.add_option("--color", color, "When to use colour: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("-q,--quiet", options.global.quiet, "No progress and no warnings on stderr");
@@ -186,7 +207,8 @@ int run(int argc, char** argv) {
   const CommandSpec* selected = nullptr;
   for (const auto& spec : command_table()) {
     CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
-    sub->footer(std::string("Examples:\n") + spec.examples);
+    sub->footer(std::string("Examples:\n") + spec.examples +
+                (*spec.notes != '\0' ? std::string("\n\n") + spec.notes : std::string()));
     spec.define(*sub, options);
     sub->callback([&selected, &spec] { selected = &spec; });
   }

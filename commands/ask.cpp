@@ -36,6 +36,7 @@ void write_result(util::JsonWriter& json, const search::SearchHit& hit) {
   json.key("parent").value(chunk.parent);
   json.key("signature").value(chunk.signature);
   json.key("score").value(hit.score);
+  json.key("mode").value(search::mode_name(hit.mode));
   json.key("snippet").value(chunk.text);
   json.end_object();
 }
@@ -174,7 +175,9 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
   search_options.path_glob = options.path_glob;
   search_options.mode = *mode;
   search_options.min_score = options.min_score;
-  auto hits = search::search(*store, search_options, nullptr).value_or_throw();
+  auto hits = search::search(*store, search_options,
+                             embedder_for_query(context, *store, *mode == search::Mode::lexical))
+                  .value_or_throw();
 
   if (options.json) {
     context.output.out(results_json(options.query, hits));

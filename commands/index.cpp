@@ -14,7 +14,7 @@ namespace kasava::commands {
 namespace {
 
 std::string summary_json(const index::IndexSummary& summary, const std::string& root,
-                         const std::string& index_path) {
+                         const std::string& index_path, const std::string& model) {
   util::JsonWriter json;
   json.begin_object();
   json.key("root").value(root);
@@ -27,6 +27,7 @@ std::string summary_json(const index::IndexSummary& summary, const std::string& 
   json.key("removed").value(summary.removed);
   json.key("chunks").value(summary.chunks);
   json.key("chunks_written").value(summary.chunks_written);
+  json.key("model").value(model);
   json.key("skipped").value(summary.skipped_total());
   json.key("skipped_by_reason").begin_object();
   for (const auto& [reason, count] : summary.skipped) json.key(reason).value(count);
@@ -57,6 +58,7 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
     }
   }
 
+  context.embedder();  // a bad --model fails before anything is written
   repo::OpenOptions open_options;
   if (!options.revision.empty()) open_options.revision = options.revision;
   auto source = repo::open_source(path, open_options).value_or_throw();
@@ -73,10 +75,10 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
                            "'; waiting for it to finish");
   });
   if (options.rebuild) store::Store::remove(index_path).value_or_throw();
-  auto store = open_store(index_path, store::OpenMode::read_write);
+  auto store = open_index_for_writing(context, index_path, ModelChange::rebuild);
   index::exclude_from_git(root);
 
-  index::IndexOptions index_options = index_options_for(*store, options.max_file_size);
+  index::IndexOptions index_options = index_options_for(context, *store, options.max_file_size);
   index_options.threads = options.threads;
   auto summary = index::run_index(*source, *store, index_options, progress_callbacks(context));
   context.output.end_progress();
@@ -89,7 +91,7 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   if (summary->unchanged == 0 && summary->parsed > 0) store->optimize();
 
   if (options.json) {
-    context.output.out(summary_json(*summary, root, index_path));
+    context.output.out(summary_json(*summary, root, index_path, context.embedder().model_id()));
   } else {
     context.output.out(format_summary(*summary) + "\n");
   }

@@ -123,7 +123,9 @@ private:
     const QueryTarget target = resolve_query_target(m_context);
     refresh_index(m_context, target);
     auto store = open_store(target.index_path, store::OpenMode::read_only);
-    auto hits = search::search(*store, options, nullptr);
+    auto hits = search::search(
+        *store, options,
+        embedder_for_query(m_context, *store, options.mode == search::Mode::lexical));
     if (!hits) return mcp::ToolOutcome::error(hits.error().message);
 
     mcp::ToolOutcome outcome;
@@ -150,6 +152,7 @@ private:
                                 {"symbol", chunk.symbol},
                                 {"parent", chunk.parent},
                                 {"score", hit.score},
+                                {"mode", std::string(search::mode_name(hit.mode))},
                                 {"code", code},
                                 {"truncated", truncated}}));
     }

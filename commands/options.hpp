@@ -12,6 +12,7 @@ enum class ColorChoice { automatic, always, never };
 /// Options every command accepts.
 struct GlobalOptions {
   std::string index_path;  ///< --index / KASAVA_INDEX; "" = find it
+  std::string model_path;  ///< --model / KASAVA_MODEL: a .kmodel file; "" = the built-in model
   ColorChoice color = ColorChoice::automatic;
   bool quiet = false;      ///< --quiet: no progress, no warnings
 };

@@ -1,6 +1,7 @@
 // `kasava status`: what the index holds — files, chunks, languages, model, last indexed
 // commit, files changed since, size on disk — for people or as JSON.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "commands/commands.hpp"
@@ -16,7 +17,7 @@ namespace {
 // source is not available to compare.
 long count_stale_files(const store::Store& store, const std::optional<std::string>& root) {
   if (!root) return -1;
-  const std::uint64_t max_file_size = index_options_for(store, 0).max_file_size;
+  const std::uint64_t max_file_size = max_file_size_for(store);
   auto source = repo::open_source(*root, {});
   if (!source) return -1;
   auto entries = (*source)->list();
@@ -53,7 +54,9 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
   const std::string commit = store->meta("commit").value_or("");
   const std::string revision = store->meta("revision").value_or("");
   const std::string indexed_at = store->meta("indexed_at").value_or("");
-  const std::string model = store->meta("embedding_model").value_or("none");
+  std::string model = store->meta("embedding_model").value_or("");
+  if (model.empty()) model = "none";
+  const std::string dims = store->meta("embedding_dims").value_or("");
   const long stale = revision.empty() ? count_stale_files(*store, target.root) : -1;
 
   if (options.json) {
@@ -73,6 +76,8 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
     }
     json.end_object();
     json.key("model").value(model);
+    json.key("dimensions").value(static_cast<std::int64_t>(dims.empty() ? 0 : std::atoi(dims.c_str())));
+    json.key("vectors").value(static_cast<std::int64_t>(stats.vectors));
     json.key("source_bytes").value(static_cast<std::int64_t>(stats.source_bytes));
     json.key("index_bytes").value(static_cast<std::int64_t>(stats.index_bytes));
     json.key("stale_files");
@@ -105,7 +110,9 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
                    " skipped, " + util::format_bytes(stats.source_bytes) + " of source");
   row("chunks", std::to_string(stats.chunks));
   row("languages", languages.empty() ? "(none)" : languages);
-  row("model", model == "none" ? "none (lexical search only)" : model);
+  row("model", model == "none" ? "none (lexical search only)"
+                               : model + " (" + dims + " dimensions, " +
+                                     std::to_string(stats.vectors) + " vectors)");
   if (stale >= 0) {
     row("stale", stale == 0 ? "up to date" : std::to_string(stale) + " files changed since indexed");
   }

@@ -100,8 +100,8 @@ void repair(Context& context, repo::Source& source, const std::string& index_pat
     context.output.warning("index '" + index_path + "' is damaged; rebuilding it");
     store::Store::remove(index_path).value_or_throw();
   }
-  auto store = open_store(index_path, store::OpenMode::read_write);
-  const auto options = index_options_for(*store, 0);
+  auto store = open_index_for_writing(context, index_path, ModelChange::rebuild);
+  const auto options = index_options_for(context, *store, 0);
   if (!report.needs_rebuild() && !report.check.inconsistent_paths.empty()) {
     store->begin();
     for (const auto& path : report.check.inconsistent_paths) store->remove_file(path);

@@ -28,6 +28,7 @@ _kasava() {
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \
@@ -40,7 +41,7 @@ _kasava() {
     '-n[Number of results]:value:' \
     '--lang[Only results in this language (e.g. python)]:value:' \
     '--path[Only results whose path matches this glob]:value:' \
-    '--mode[Ranking\: hybrid, semantic or lexical]:value:' \
+    '--mode[Ranking\: hybrid (words and meaning, blended), semantic (meaning\: the built-in model) or lexical (words\: BM25)]:value:' \
     '--min-score[Drop results scoring below this (0-1)]:value:' \
     '--json[Print results as one JSON document]' \
     '--jsonl[Print one JSON object per result, one per line]' \
@@ -50,6 +51,7 @@ _kasava() {
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \
@@ -64,6 +66,7 @@ _kasava() {
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \
@@ -79,6 +82,7 @@ _kasava() {
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \
@@ -92,6 +96,7 @@ _kasava() {
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \

@@ -6,7 +6,8 @@
 //                             Items are grouped in windows bounded by count and bytes.
 //   read + chunk (all cores)  worker threads read each item (which hashes changed files),
 //                             apply the skip rules and chunk it, one Chunker per thread,
-//                             reused for the whole run.
+//                             reused for the whole run; then embed its chunks (when the
+//                             run has an embedder) and quantize the vectors for the store.
 //   write (one thread)        a single writer commits each finished window in one transaction
 //                             with the store's cached prepared statements.
 //
@@ -16,7 +17,8 @@
 // (progress, warnings, cancellation) so callers see them on their own thread.
 //
 // Crash safety: a window is one transaction, so a killed run leaves each file in its old or
-// new version. Removals of files that are gone are committed last, after the writer has
+// new version, with the vectors of that version. The model stamp (meta embedding_model,
+// embedding_dims) is written before the first window, so no vector ever exists unstamped. Removals of files that are gone are committed last, after the writer has
 // finished, so a rename never leaves a moment where neither name is indexed; the next run
 // finishes the job. Cancellation is polled between windows: the windows already handed to
 // the writer are committed, then the run returns "interrupted".
@@ -37,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/embed/model.hpp"
 #include "core/parse/chunker.hpp"
 #include "core/util/strings.hpp"
 
@@ -87,10 +90,36 @@ struct Work {
   bool unchanged = false;      // read, but the content was already indexed (touched file)
   std::uint64_t content_size = 0;
   std::vector<types::Chunk> chunks;
+  std::vector<store::QuantizedVector> vectors;  // one per chunk when the run embeds
 };
 
-// Reads, checks and chunks one item (on a worker thread).
-void process(Work& item, repo::Source& source, parse::Chunker& chunker) {
+// Embeds the chunks of one file (on a worker thread) into item.vectors.
+void embed_chunks(Work& item, embed::Embedder& embedder) {
+  if (item.chunks.empty()) return;
+  std::vector<std::string> inputs;
+  inputs.reserve(item.chunks.size());
+  for (const auto& chunk : item.chunks) inputs.push_back(embed::embedding_input(item.entry->path, chunk));
+  const std::vector<std::string_view> views(inputs.begin(), inputs.end());
+  auto vectors = embedder.embed(views, embed::InputKind::document);
+  if (!vectors) throw util::Failure("embedding '" + item.entry->path + "': " + vectors.error().message);
+  if (vectors->size() != item.chunks.size()) {
+    throw util::Failure("embedding '" + item.entry->path + "': the model returned " +
+                        std::to_string(vectors->size()) + " vectors for " +
+                        std::to_string(item.chunks.size()) + " chunks");
+  }
+  item.vectors.reserve(vectors->size());
+  for (const auto& vector : *vectors) {
+    if (static_cast<int>(vector.size()) != embedder.dimensions()) {
+      throw util::Failure("embedding '" + item.entry->path + "': the model returned a vector of " +
+                          std::to_string(vector.size()) + " dimensions, not " +
+                          std::to_string(embedder.dimensions()));
+    }
+    item.vectors.push_back(store::quantize(vector));
+  }
+}
+
+// Reads, checks, chunks and embeds one item (on a worker thread).
+void process(Work& item, repo::Source& source, parse::Chunker& chunker, embed::Embedder* embedder) {
   if (!item.read) return;
   auto content = source.read(*item.entry);
   if (!content) {
@@ -108,18 +137,22 @@ void process(Work& item, repo::Source& source, parse::Chunker& chunker) {
   item.content_size = content->size();
   item.skip_reason = skip_reason_for_content(item.entry->path, *content);
   if (item.skip_reason.empty()) item.chunks = chunker.chunk(item.entry->path, item.language, *content);
+  if (embedder != nullptr) embed_chunks(item, *embedder);
 }
 
 // Processes every item of a window on all chunkers' threads (the caller's included). The
 // first exception of any thread is rethrown here, after all threads have stopped.
 void process_in_parallel(std::vector<Work>& work, repo::Source& source,
-                         std::vector<std::unique_ptr<parse::Chunker>>& chunkers) {
+                         std::vector<std::unique_ptr<parse::Chunker>>& chunkers,
+                         embed::Embedder* embedder) {
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto run = [&](parse::Chunker& chunker) {
     try {
-      for (std::size_t i = next++; i < work.size(); i = next++) process(work[i], source, chunker);
+      for (std::size_t i = next++; i < work.size(); i = next++) {
+        process(work[i], source, chunker, embedder);
+      }
     } catch (...) {
       next = work.size();
       std::lock_guard lock(failure_mutex);
@@ -138,6 +171,7 @@ void process_in_parallel(std::vector<Work>& work, repo::Source& source,
 struct Batch {
   std::vector<store::FileRecord> records;
   std::vector<std::vector<types::Chunk>> chunks;  // parallel to records
+  std::vector<std::vector<store::QuantizedVector>> vectors;  // parallel to records
   std::vector<store::FileRecord> stats;           // touched files: new stat data only
 };
 
@@ -217,7 +251,7 @@ private:
       try {
         Transaction transaction(m_store);
         for (std::size_t i = 0; i < batch.records.size(); ++i) {
-          m_store.put_file(batch.records[i], batch.chunks[i]);
+          m_store.put_file(batch.records[i], batch.chunks[i], batch.vectors[i]);
         }
         for (const store::FileRecord& record : batch.stats) m_store.put_stat(record);
         transaction.commit();
@@ -251,6 +285,10 @@ std::string now_iso8601() {
 }
 
 } // namespace
+
+std::string index_model(const store::Store& store) {
+  return store.meta("embedding_model").value_or("");
+}
 
 std::size_t IndexSummary::skipped_total() const {
   std::size_t total = 0;
@@ -300,6 +338,25 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   const std::string limit_text = std::to_string(options.max_file_size);
   const auto stored_limit = store.meta("max_file_size");
   const bool limit_changed = stored_limit.value_or(limit_text) != limit_text;
+
+  // The model: an index holds the vectors of one model only.
+  const std::string model = options.embedder ? options.embedder->model_id() : "";
+  const std::string stamped = index_model(store);
+  if (stamped != model) {
+    if (!states.empty()) {
+      return util::Error{"index '" + store.path() + "' was built " +
+                         (stamped.empty() ? std::string("without a model")
+                                          : "with model '" + stamped + "'") +
+                         (model.empty() ? std::string(", not without one")
+                                        : ", not with model '" + model + "'") +
+                         ": rebuild it with `kasava index --rebuild`"};
+    }
+    Transaction transaction(store);
+    store.set_meta("embedding_model", model);
+    store.set_meta("embedding_dims",
+                   options.embedder ? std::to_string(options.embedder->dimensions()) : "");
+    transaction.commit();
+  }
 
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, threads);
@@ -377,7 +434,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
     if (chunkers.empty()) {
       for (unsigned t = 0; t < threads; ++t) chunkers.push_back(std::make_unique<parse::Chunker>());
     }
-    process_in_parallel(work, source, chunkers);
+    process_in_parallel(work, source, chunkers, options.embedder);
 
     // Tally in listing order (warnings too), and hand what must be stored to the writer.
     Batch batch;
@@ -411,6 +468,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       }
       batch.records.push_back(std::move(record));
       batch.chunks.push_back(std::move(item.chunks));
+      batch.vectors.push_back(std::move(item.vectors));
     }
     progress.files_parsed = summary.parsed;
     if (!batch.records.empty() || !batch.stats.empty()) {

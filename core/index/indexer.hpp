@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "core/embed/embedder.hpp"
 #include "core/repo/source.hpp"
 #include "core/store/store.hpp"
 #include "core/util/result.hpp"
@@ -17,6 +18,11 @@ namespace kasava::index {
 struct IndexOptions {
   std::uint64_t max_file_size = 1024 * 1024;  ///< --max-file-size: larger files are skipped
   unsigned threads = 0;                       ///< parser threads; 0 = one per core
+  /// Embeds every chunk written (embed::embedding_input, on the worker threads) when set;
+  /// must be thread-safe. The index records its model_id() and dimensions() and must have
+  /// been built with the same model (or be empty): else run_index fails and says how to
+  /// rebuild. Null = no vectors (an index that has none).
+  embed::Embedder* embedder = nullptr;
 };
 
 /// Progress of a run, reported to the caller (never printed by core/).
@@ -51,10 +57,14 @@ struct IndexCallbacks {
 };
 
 /// Indexes `source` into `store`, incrementally: content already indexed (same blob id) is
-/// not read or parsed again, and files gone from the source are removed. Writes commit in
-/// batches; a run killed midway leaves every file either in its old or its new version.
+/// not read or parsed again (nor embedded), and files gone from the source are removed. Writes
+/// commit in batches, each chunk with its vector; a run killed midway leaves every file either
+/// in its old or its new version.
 util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
                                      const IndexOptions& options, const IndexCallbacks& callbacks);
+
+/// The model id an index records (meta "embedding_model"): "" when it has no vectors.
+std::string index_model(const store::Store& store);
 
 /// Why a file's content should not be indexed ("binary", "minified", …) or "" to index it.
 std::string skip_reason_for_content(std::string_view path, std::string_view content);

@@ -1,6 +1,7 @@
-// Answers a query from the index: lexical BM25 retrieval over code-aware tokens with field
-// weights, filters (language, path glob), per-file grouping, and a stable, deterministic order.
-// Semantic and hybrid ranking plug in through embed::Embedder.
+// Answers a query from the index in one of three modes — lexical (BM25 over code-aware tokens
+// with field weights), semantic (the query's vector against the chunks' vectors: Hamming scan,
+// int8 rescoring) or hybrid (both, blended per query) — with filters (language, path glob),
+// per-file grouping and a stable, deterministic order. See search.cpp for the ranking.
 #pragma once
 
 #include <optional>
@@ -17,6 +18,15 @@ enum class Mode { hybrid, semantic, lexical };
 
 /// Parses "hybrid" / "semantic" / "lexical".
 std::optional<Mode> parse_mode(std::string_view name);
+/// "hybrid" / "semantic" / "lexical".
+std::string_view mode_name(Mode mode);
+
+/// Weight of the semantic side in the hybrid blend (w·z_semantic + (1−w)·z_lexical). Tuned on
+/// the CoSQA dev split only; the hidden environment variable KASAVA_HYBRID_WEIGHT overrides
+/// it (for tuning runs), see hybrid_weight().
+inline constexpr double k_hybrid_weight = 0.75;
+/// k_hybrid_weight, or KASAVA_HYBRID_WEIGHT when it holds a number in [0, 1].
+double hybrid_weight();
 
 struct SearchOptions {
   std::string query;
@@ -27,11 +37,17 @@ struct SearchOptions {
   double min_score = 0.0;
   int max_per_file = 3;   ///< chunks of one file before other files get their turn
   store::FieldWeights weights;
+  std::optional<double> hybrid_weight;  ///< the blend's w; unset = hybrid_weight()
 };
 
 struct SearchHit {
   int rank = 0;  ///< 1-based
-  double score = 0.0;  ///< in (0, 1], higher is better
+  /// In (0, 1], higher is better, never higher than the hit before; absolute, so
+  /// --min-score means the same for every query. Per mode: lexical bm25 / (bm25 + 8);
+  /// semantic the cosine calibrated between what unrelated texts reach (0) and a clear
+  /// match (1); hybrid 1 − (1 − lexical)(1 − semantic) of those two.
+  double score = 0.0;
+  Mode mode = Mode::lexical;  ///< the mode that ranked it (hybrid without vectors is lexical)
   store::ChunkRecord record;
 };
 
@@ -43,8 +59,17 @@ std::string qualified_name(const store::ChunkRecord& record);
 /// "" when the query has no searchable term.
 std::string match_expression(std::string_view query);
 
-/// Runs a search. `embedder` may be null (no model in this index): hybrid then falls back to
-/// lexical, semantic is an error.
+/// The words of a query that name code (parseConfig, save_file, Store::open, or the query's
+/// only word): a chunk whose symbol is one of them is boosted in hybrid mode, so exact
+/// identifier queries rank at least as well as in lexical mode.
+std::vector<std::string> identifier_words(std::string_view query);
+
+/// Per-query standard scores: (x − mean) / standard deviation; all 0 when they are all equal.
+std::vector<double> z_scores(const std::vector<double>& values);
+
+/// Runs a search. `embedder` may be null, and the index may have no vectors (built without a
+/// model): hybrid then falls back to lexical, semantic is an error. An index built with
+/// another model than `embedder`'s is an error naming both and the fix.
 util::Result<std::vector<SearchHit>> search(const store::Store& store, const SearchOptions& options,
                                             embed::Embedder* embedder);
 

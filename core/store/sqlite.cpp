@@ -31,6 +31,14 @@ Query& Query::bind(int index, double value) {
   return *this;
 }
 
+Query& Query::bind_blob(int index, const void* data, std::size_t bytes) {
+  // A zero-length blob, not NULL, for an empty vector: the column is NOT NULL.
+  const int result = sqlite3_bind_blob64(m_statement, index, bytes == 0 ? "" : data, bytes,
+                                         SQLITE_TRANSIENT);
+  if (result != SQLITE_OK) throw Error(result, sqlite3_errmsg(m_db));
+  return *this;
+}
+
 bool Query::step() {
   const int result = sqlite3_step(m_statement);
   if (result == SQLITE_ROW) return true;
@@ -42,6 +50,12 @@ std::string_view Query::column_text(int index) const {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_statement, index));
   if (text == nullptr) return {};
   return {text, static_cast<std::size_t>(sqlite3_column_bytes(m_statement, index))};
+}
+
+std::span<const std::uint8_t> Query::column_blob(int index) const {
+  const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(m_statement, index));
+  if (data == nullptr) return {};
+  return {data, static_cast<std::size_t>(sqlite3_column_bytes(m_statement, index))};
 }
 
 Database::Database(const std::string& path, int flags) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -57,6 +58,7 @@ public:
   Query& bind(int index, std::string_view text);
   Query& bind(int index, std::int64_t value);
   Query& bind(int index, double value);
+  Query& bind_blob(int index, const void* data, std::size_t bytes);
 
   /// Advances to the next row: true when there is one, false when done; throws Error.
   bool step();
@@ -70,6 +72,8 @@ public:
   double column_double(int index) const { return sqlite3_column_double(m_statement, index); }
   /// Text of a column; "" for NULL. Valid until the next step.
   std::string_view column_text(int index) const;
+  /// Bytes of a BLOB column (empty for NULL). Valid until the next step.
+  std::span<const std::uint8_t> column_blob(int index) const;
   bool column_is_null(int index) const {
     return sqlite3_column_type(m_statement, index) == SQLITE_NULL;
   }

@@ -1,22 +1,28 @@
 // The index file: one SQLite database holding files, chunks (text and metadata), a full-text
-// index over code-aware tokens and, later, vectors. The only module that includes <sqlite3.h>.
+// index over code-aware tokens and chunk vectors (binary codes and int8 values, see
+// vectors.hpp). The only module that includes <sqlite3.h>.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/store/vectors.hpp"
 #include "core/types/chunk.hpp"
 #include "core/util/result.hpp"
 
 namespace kasava::store {
 
-/// Bumped whenever the schema or the tokenization changes; older indexes must be rebuilt.
-inline constexpr int k_schema_version = 1;
+/// Bumped whenever the schema or the tokenization changes; older indexes must be rebuilt
+/// (`kasava index` and the refresh before `ask` do it by themselves: the index is a cache).
+/// 2: vectors as int8 values plus a `vector_codes` table of binary codes per file.
+inline constexpr int k_schema_version = 2;
 
 enum class OpenMode {
   read_only,   ///< the file must exist; nothing is written
@@ -70,11 +76,29 @@ struct LexicalHit {
   double score = 0.0;
 };
 
+/// A semantic candidate from the Hamming scan: a chunk id and the Hamming distance of its
+/// binary code to the query's (lower is closer).
+struct CodeHit {
+  std::int64_t chunk_id = 0;
+  int distance = 0;
+};
+
+/// A chunk's stored vector (for rescoring): int8 values and their scale.
+struct StoredVector {
+  std::int64_t chunk_id = 0;
+  std::vector<std::int8_t> values;
+  float scale = 0.0f;
+};
+
+/// Which files a semantic scan considers, by path and language; empty = every file.
+using FileFilter = std::function<bool(std::string_view path, std::string_view language)>;
+
 /// Summary figures for `kasava status`.
 struct Stats {
   std::int64_t files = 0;          ///< files indexed (no skip reason)
   std::int64_t skipped_files = 0;  ///< files remembered as skipped
   std::int64_t chunks = 0;
+  std::int64_t vectors = 0;        ///< chunk vectors (0 in an index built without a model)
   std::map<std::string, std::int64_t> files_per_language;  ///< indexed files only
   std::uint64_t source_bytes = 0;                          ///< total size of the indexed files
   std::uint64_t index_bytes = 0;  ///< size of the database file (page_count * page_size)
@@ -93,11 +117,13 @@ struct IndexCheck {
   std::int64_t fts_rows = 0;   ///< rows in the full-text index
   std::int64_t vectors = 0;    ///< rows in `vectors`
   std::string embedding_model; ///< meta "embedding_model", "" when none
+  int embedding_dims = 0;      ///< meta "embedding_dims", 0 when none
 };
 
 /// Checks the kasava index at `path` against itself on a read-only connection of its own:
 /// PRAGMA integrity_check, FTS5 'integrity-check', every chunk's file row and FTS row, every
-/// FTS row's chunk, vectors against chunks and the model stamp. An error only when the file
+/// FTS row's chunk, vectors against chunks and the model stamp (with a model, every chunk has
+/// one vector of the stamped dimensions and its binary code). An error only when the file
 /// cannot be opened or read at all (open it with Store::open first for a clear message).
 util::Result<IndexCheck> check_index(const std::string& path);
 
@@ -109,6 +135,12 @@ public:
   /// Deletes the index file at `path` with its WAL and shared-memory companions (for
   /// `kasava index --rebuild`). A missing file is not an error. No Store may have it open.
   static util::Status remove(const std::string& path);
+  /// The schema version of the kasava index at `path`; nullopt when the file is missing, not
+  /// SQLite or not a kasava index. Lets `kasava index` rebuild an index of an older version.
+  static std::optional<int> schema_version(const std::string& path);
+  /// A meta value of the kasava index at `path`, of any schema version (so an older index
+  /// can say where it was built from); nullopt when missing or unreadable.
+  static std::optional<std::string> peek_meta(const std::string& path, std::string_view key);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -127,8 +159,10 @@ public:
   void begin();
   void commit();
   void rollback();
-  /// Replaces whatever is stored for record.path with this version and its chunks.
-  void put_file(const FileRecord& record, const std::vector<types::Chunk>& chunks);
+  /// Replaces whatever is stored for record.path with this version and its chunks, and their
+  /// vectors when given (one per chunk, in order, all of one length; see quantize()).
+  void put_file(const FileRecord& record, const std::vector<types::Chunk>& chunks,
+                const std::vector<QuantizedVector>& vectors = {});
   /// Remembers new stat data (record.mtime_ns etc.) for a stored file whose content did not
   /// change (a touched file): the next run need not read it. Nothing when it is not stored.
   void put_stat(const FileRecord& record);
@@ -150,8 +184,21 @@ public:
   /// An invalid expression is an error, not an exception.
   util::Result<std::vector<LexicalHit>> lexical_search(std::string_view match_expression,
                                                        const FieldWeights& weights, int limit) const;
+  /// How much of a chunk chunks_by_id() reads.
+  enum class Detail {
+    full,  ///< everything
+    head,  ///< path, language, kind, symbol, parent and lines: no text, doc or signature
+  };
   /// The chunks with these ids (any order; unknown ids are skipped).
-  std::vector<ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids) const;
+  std::vector<ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
+                                        Detail detail = Detail::full) const;
+  /// The `limit` chunks whose binary codes are nearest to `code` by Hamming distance, nearest
+  /// first (ties by chunk id), among the files `accept` takes (all when empty). One scan of the
+  /// per-file code rows; codes of another length than `code` are ignored.
+  std::vector<CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
+                                     const FileFilter& accept = {}) const;
+  /// The stored vectors of these chunks (any order; chunks without one are skipped).
+  std::vector<StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids) const;
   Stats stats() const;
   /// Files indexed and chunks: the two figures of an index run's summary, without the scans
   /// of stats().

@@ -5,12 +5,16 @@
 // structure — for a contentless table it cannot compare with the text), and kasava's own
 // invariants between tables: every chunk has its file row and exactly one FTS row (by rowid),
 // every FTS row belongs to a chunk, no file remembered as skipped has chunks, every vector
-// belongs to a chunk and vectors only exist with a model stamp. A chunk without its FTS row is
+// belongs to a chunk and vectors only exist with a model stamp; with a stamp, every chunk has
+// one vector of the stamped dimensions and its file's row of binary codes lists exactly its
+// chunks (a missing or wrong vector is repaired by re-indexing the file). A chunk without its FTS row is
 // repaired by re-indexing its file; an FTS row without a chunk cannot be deleted from a
 // contentless table without the original text, so it calls for a rebuild.
 #include "core/store/store.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <map>
 #include <set>
 
 #include "core/store/sqlite.hpp"
@@ -129,6 +133,69 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
     check.problems.push_back(std::to_string(check.vectors) +
                              " vectors but no model stamp (meta embedding_model)");
   }
+  {
+    auto query = db.query("SELECT value FROM meta WHERE key = 'embedding_dims'");
+    if (query.step()) {
+      try {
+        check.embedding_dims = std::stoi(std::string(query.column_text(0)));
+      } catch (const std::exception&) {
+        check.embedding_dims = -1;
+      }
+    }
+  }
+  const auto orphan_codes =
+      count(db, "SELECT count(*) FROM vector_codes WHERE file_id NOT IN (SELECT id FROM files)");
+  if (orphan_codes > 0) {
+    check.problems.push_back(std::to_string(orphan_codes) + " rows of vector codes belong to no file");
+  }
+  if (check.embedding_model.empty()) return;
+  if (check.embedding_dims <= 0) {
+    check.problems.push_back("model stamp '" + check.embedding_model +
+                             "' without its dimensions (meta embedding_dims)");
+    return;
+  }
+  // Every chunk has a vector of the stamped dimensions (int8 values + a 4-byte scale).
+  {
+    auto query = db.query(
+        "SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id"
+        " LEFT JOIN vectors v ON v.chunk_id = c.id"
+        " WHERE v.chunk_id IS NULL OR length(v.vector) != ?1");
+    query.bind(1, static_cast<std::int64_t>(check.embedding_dims) + 4);
+    while (query.step()) inconsistent.insert(std::string(query.column_text(0)));
+  }
+  // Each file's row of codes lists exactly its chunks, with one code of the right size each.
+  {
+    const std::size_t bytes = code_bytes(check.embedding_dims);
+    std::map<std::int64_t, std::set<std::int64_t>> chunks_of_file;
+    std::map<std::int64_t, std::string> path_of_file;
+    {
+      auto query = db.query("SELECT c.file_id, c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id");
+      while (query.step()) {
+        chunks_of_file[query.column_int64(0)].insert(query.column_int64(1));
+        path_of_file.emplace(query.column_int64(0), std::string(query.column_text(2)));
+      }
+    }
+    auto query = db.query("SELECT file_id, chunk_ids, codes FROM vector_codes");
+    while (query.step()) {
+      const std::int64_t file_id = query.column_int64(0);
+      const auto ids_blob = query.column_blob(1);
+      const std::size_t count = ids_blob.size() / sizeof(std::int64_t);
+      std::set<std::int64_t> listed;
+      for (std::size_t i = 0; i < count; ++i) {
+        std::int64_t id = 0;
+        std::memcpy(&id, ids_blob.data() + i * sizeof id, sizeof id);
+        listed.insert(id);
+      }
+      const auto found = chunks_of_file.find(file_id);
+      const bool sound = ids_blob.size() % sizeof(std::int64_t) == 0 && listed.size() == count &&
+                         query.column_blob(2).size() == count * bytes &&
+                         found != chunks_of_file.end() && found->second == listed;
+      if (!sound && path_of_file.count(file_id) != 0) inconsistent.insert(path_of_file[file_id]);
+      if (found != chunks_of_file.end()) chunks_of_file.erase(found);
+    }
+    for (const auto& [file_id, ids] : chunks_of_file) inconsistent.insert(path_of_file[file_id]);
+  }
+  check.inconsistent_paths.assign(inconsistent.begin(), inconsistent.end());
 }
 
 } // namespace

@@ -220,3 +220,83 @@ TEST_CASE("index::run_index does not read unchanged files of a plain directory (
   CHECK(states.at("a.py").mtime_ns != 0);
   CHECK(states.at("new.py").mtime_ns == 0);
 }
+
+namespace {
+
+// A thread-safe fake model: hashed bag of words, counting the texts it embeds.
+class CountingEmbedder : public embed::Embedder {
+public:
+  explicit CountingEmbedder(std::string id) : m_id(std::move(id)) {}
+  std::string model_id() const override { return m_id; }
+  int dimensions() const override { return 32; }
+  util::Result<std::vector<std::vector<float>>> embed(const std::vector<std::string_view>& inputs,
+                                                      embed::InputKind) override {
+    m_embedded += inputs.size();
+    std::vector<std::vector<float>> vectors;
+    for (const auto input : inputs) {
+      std::vector<float> vector(32, 0.01f);
+      for (std::size_t i = 0; i < input.size(); ++i) {
+        vector[static_cast<unsigned char>(input[i]) % 32] += i % 2 == 0 ? 1.0f : -0.5f;
+      }
+      vectors.push_back(std::move(vector));
+    }
+    return vectors;
+  }
+  std::size_t embedded() const { return m_embedded; }
+
+private:
+  std::string m_id;
+  std::atomic<std::size_t> m_embedded{0};
+};
+
+} // namespace
+
+TEST_CASE("index::run_index embeds every chunk once and stamps the model") {
+  Folder dir;
+  for (int i = 0; i < 30; ++i) {
+    dir.write("src/m" + std::to_string(i) + ".py",
+              "def f" + std::to_string(i) + "():\n    return 1\n\ndef g():\n    pass\n");
+  }
+  const std::string index_path = (dir.root() / ".kasava" / "index.db").string();
+  auto store = store::Store::open(index_path, store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  auto source = repo::open_source(dir.root().string(), {});
+  REQUIRE(source.ok());
+  CountingEmbedder embedder("test:counting");
+  index::IndexOptions options;
+  options.embedder = &embedder;
+  options.threads = 2;
+
+  auto first = index::run_index(**source, **store, options, {});
+  REQUIRE(first.ok());
+  CHECK(embedder.embedded() == first->chunks);
+  CHECK(index::index_model(**store) == "test:counting");
+  CHECK((*store)->meta("embedding_dims") == "32");
+  CHECK((*store)->stats().vectors == static_cast<std::int64_t>(first->chunks));
+  auto check = store::check_index(index_path);
+  REQUIRE(check.ok());
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+
+  // Incremental: only the changed file is embedded again.
+  dir.write("src/m3.py", "def changed():\n    return 2\n");
+  const std::size_t before = embedder.embedded();
+  auto second = index::run_index(**source, **store, options, {});
+  REQUIRE(second.ok());
+  CHECK(second->parsed == 1);
+  CHECK(embedder.embedded() - before == second->chunks_written);
+  CHECK((*store)->stats().vectors == static_cast<std::int64_t>(second->chunks));
+  check = store::check_index(index_path);
+  CHECK(check->inconsistent_paths.empty());
+
+  // Another model, or none, on a non-empty index: an error that says how to rebuild.
+  CountingEmbedder other("test:other");
+  options.embedder = &other;
+  auto mismatch = index::run_index(**source, **store, options, {});
+  REQUIRE_FALSE(mismatch.ok());
+  CHECK(mismatch.error().message.find("'test:counting'") != std::string::npos);
+  CHECK(mismatch.error().message.find("kasava index --rebuild") != std::string::npos);
+  options.embedder = nullptr;
+  CHECK_FALSE(index::run_index(**source, **store, options, {}).ok());
+  CHECK(other.embedded() == 0);
+}

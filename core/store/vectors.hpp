@@ -1,0 +1,49 @@
+// Chunk vectors as the index keeps them: sign bits (binary codes) for a Hamming pre-filter and
+// int8 values with one scale per vector for rescoring. Pure functions; see vectors.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace kasava::store {
+
+/// One vector, quantized twice: the code ranks by Hamming distance (a popcount per 64 bits),
+/// the values rescore the survivors at nearly float precision.
+struct QuantizedVector {
+  std::vector<std::uint8_t> code;   ///< code_bytes(D) bytes: bit i (LSB first) set when v[i] > 0
+  std::vector<std::int8_t> values;  ///< D values: round(v[i] / scale), in [-127, 127]
+  float scale = 0.0f;               ///< max |v[i]| / 127 (0 for the zero vector)
+};
+
+/// Bytes of the binary code of a vector of `dims` dimensions.
+inline std::size_t code_bytes(int dims) { return (static_cast<std::size_t>(dims) + 7) / 8; }
+
+/// Quantizes `vector` (any length; kasava's embedders give unit vectors). Each value is
+/// reconstructed by scale * values[i] within scale / 2.
+QuantizedVector quantize(std::span<const float> vector);
+
+/// The sign bits of `vector` (as QuantizedVector::code).
+std::vector<std::uint8_t> binary_code(std::span<const float> vector);
+
+/// Hamming distance between two codes of `bytes` bytes.
+int hamming_distance(const std::uint8_t* a, const std::uint8_t* b, std::size_t bytes);
+
+/// Hamming distances of `count` codes stored back to back (`bytes` each) to `query`, into
+/// `out`. Uses the CPU's popcount instruction when it has one (checked at run time).
+void hamming_distances(const std::uint8_t* codes, std::size_t count, const std::uint8_t* query,
+                       std::size_t bytes, std::uint16_t* out);
+
+/// Cosine similarity between a float query and a stored int8 vector (the scale cancels out).
+/// 0 when either is the zero vector or the lengths differ.
+double int8_cosine(std::span<const float> query, std::span<const std::int8_t> values);
+
+/// The stored form of a vector: its int8 values followed by the scale (float, little-endian
+/// bytes of the host: the index is a local cache). Lengths: dims + 4.
+std::vector<std::uint8_t> pack_values(const QuantizedVector& vector);
+/// The inverse of pack_values; false when `blob` does not hold `dims` values and a scale.
+bool unpack_values(std::span<const std::uint8_t> blob, int dims, std::vector<std::int8_t>& values,
+                   float& scale);
+
+} // namespace kasava::store

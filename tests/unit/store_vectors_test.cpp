@@ -1,0 +1,226 @@
+// Tests for core/store/vectors.cpp and the vector side of the store: quantization error bound,
+// Hamming kernel against a plain loop, stored vectors round trip, Hamming top-k against brute
+// force, filters, deletion with the file, and verify's view of vectors.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/store/store.hpp"
+#include "core/store/vectors.hpp"
+#include "support.hpp"
+
+using namespace kasava;
+
+namespace {
+
+std::vector<float> random_unit_vector(std::mt19937& random, int dims) {
+  std::normal_distribution<float> normal;
+  std::vector<float> vector(static_cast<std::size_t>(dims));
+  double norm = 0.0;
+  for (float& value : vector) {
+    value = normal(random);
+    norm += static_cast<double>(value) * value;
+  }
+  for (float& value : vector) value = static_cast<float>(value / std::sqrt(norm));
+  return vector;
+}
+
+types::Chunk make_chunk(const std::string& symbol, int line) {
+  types::Chunk chunk;
+  chunk.kind = "function";
+  chunk.symbol = symbol;
+  chunk.start_line = line;
+  chunk.end_line = line + 1;
+  chunk.text = "def ";
+  chunk.text += symbol;
+  chunk.text += "():\n    pass\n";
+  return chunk;
+}
+
+std::unique_ptr<store::Store> open_store(const std::string& path) {
+  auto store = store::Store::open(path, store::OpenMode::read_write);
+  if (!store) FAIL(store.error().message);
+  return std::move(store).value();
+}
+
+} // namespace
+
+TEST_CASE("store::quantize reconstructs every value within half a step") {
+  std::mt19937 random(7);
+  for (const int dims : {1, 7, 64, 256, 300}) {
+    const auto vector = random_unit_vector(random, dims);
+    const auto quantized = store::quantize(vector);
+    REQUIRE(quantized.values.size() == vector.size());
+    REQUIRE(quantized.code.size() == store::code_bytes(dims));
+    for (std::size_t i = 0; i < vector.size(); ++i) {
+      CHECK(std::fabs(vector[i] - quantized.scale * quantized.values[i]) <=
+            quantized.scale / 2 + 1e-7f);
+      CHECK(((quantized.code[i / 8] >> (i % 8)) & 1) == (vector[i] > 0 ? 1 : 0));
+    }
+    // Cosine against the int8 form stays within a hair of the float cosine.
+    const auto query = random_unit_vector(random, dims);
+    double exact = 0.0;
+    for (std::size_t i = 0; i < vector.size(); ++i) exact += static_cast<double>(query[i]) * vector[i];
+    CHECK(std::fabs(store::int8_cosine(query, quantized.values) - exact) < 0.02);
+  }
+  const auto zero = store::quantize(std::vector<float>(16, 0.0f));
+  CHECK(zero.scale == 0.0f);
+  CHECK(store::int8_cosine(std::vector<float>(16, 0.5f), zero.values) == 0.0);
+}
+
+TEST_CASE("store::pack_values round-trips and rejects wrong lengths") {
+  std::mt19937 random(3);
+  const auto quantized = store::quantize(random_unit_vector(random, 32));
+  const auto blob = store::pack_values(quantized);
+  std::vector<std::int8_t> values;
+  float scale = 0.0f;
+  REQUIRE(store::unpack_values(blob, 32, values, scale));
+  CHECK(values == quantized.values);
+  CHECK(scale == quantized.scale);
+  CHECK_FALSE(store::unpack_values(blob, 31, values, scale));
+}
+
+TEST_CASE("store::hamming_distances equals a bit-by-bit count") {
+  std::mt19937 random(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const std::size_t bytes : {1u, 5u, 8u, 32u, 40u, 72u}) {
+    const std::size_t count = 50;
+    std::vector<std::uint8_t> codes(bytes * count);
+    std::vector<std::uint8_t> query(bytes);
+    for (auto& b : codes) b = static_cast<std::uint8_t>(byte(random));
+    for (auto& b : query) b = static_cast<std::uint8_t>(byte(random));
+    std::vector<std::uint16_t> distances(count);
+    store::hamming_distances(codes.data(), count, query.data(), bytes, distances.data());
+    for (std::size_t c = 0; c < count; ++c) {
+      int expected = 0;
+      for (std::size_t i = 0; i < bytes * 8; ++i) {
+        expected += ((codes[c * bytes + i / 8] ^ query[i / 8]) >> (i % 8)) & 1;
+      }
+      CHECK(distances[c] == expected);
+      CHECK(store::hamming_distance(codes.data() + c * bytes, query.data(), bytes) == expected);
+    }
+  }
+}
+
+TEST_CASE("store::Store vectors round trip, Hamming top-k equals brute force, filters apply") {
+  test::TempDir dir;
+  auto store = open_store(dir.file("index.db"));
+  constexpr int dims = 64;
+  std::mt19937 random(5);
+  struct Expected {
+    std::vector<float> vector;
+    std::string path;
+  };
+  std::vector<Expected> stored;  // in insertion order = chunk id order
+  store->begin();
+  for (int f = 0; f < 40; ++f) {
+    std::string path = f % 2 == 0 ? "src/" : "test/";
+    path += std::to_string(f);
+    path += ".py";
+    std::vector<types::Chunk> chunks;
+    std::vector<store::QuantizedVector> vectors;
+    for (int c = 0; c < 1 + f % 7; ++c) {
+      chunks.push_back(make_chunk(std::string(1, 'f') += std::to_string(c), 1 + 3 * c));
+      auto vector = random_unit_vector(random, dims);
+      vectors.push_back(store::quantize(vector));
+      stored.push_back({vector, path});
+    }
+    store->put_file({path, std::to_string(f), f % 3 == 0 ? "go" : "python", 10, ""},
+                    chunks, vectors);
+  }
+  store->commit();
+
+  const auto query = random_unit_vector(random, dims);
+  const auto code = store::binary_code(query);
+  // Brute force over what was stored: (distance, id) ascending; ids are 1..n in order.
+  std::vector<store::CodeHit> all;
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    const auto other = store::binary_code(stored[i].vector);
+    all.push_back({static_cast<std::int64_t>(i + 1),
+                   store::hamming_distance(code.data(), other.data(), code.size())});
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.distance != b.distance ? a.distance < b.distance : a.chunk_id < b.chunk_id;
+  });
+  for (const int k : {1, 10, 25, 1000}) {
+    const auto hits = store->nearest_codes(code, k);
+    REQUIRE(hits.size() == std::min<std::size_t>(static_cast<std::size_t>(k), all.size()));
+    for (std::size_t i = 0; i < hits.size(); ++i) {
+      CHECK(hits[i].chunk_id == all[i].chunk_id);
+      CHECK(hits[i].distance == all[i].distance);
+    }
+  }
+
+  // Filters: only chunks of accepted files.
+  const auto only_src = store->nearest_codes(
+      code, 1000, [](std::string_view path, std::string_view) { return path.substr(0, 4) == "src/"; });
+  CHECK_FALSE(only_src.empty());
+  for (const auto& hit : only_src) CHECK(stored[static_cast<std::size_t>(hit.chunk_id - 1)].path.substr(0, 4) == "src/");
+
+  // Stored int8 values come back and rescore close to the float cosine.
+  const auto vectors = store->vectors_by_id({1, 2, 3, 999});
+  REQUIRE(vectors.size() == 3);
+  for (const auto& vector : vectors) {
+    const auto& original = stored[static_cast<std::size_t>(vector.chunk_id - 1)].vector;
+    double exact = 0.0;
+    for (int i = 0; i < dims; ++i) exact += static_cast<double>(query[static_cast<std::size_t>(i)]) * original[static_cast<std::size_t>(i)];
+    CHECK(std::fabs(store::int8_cosine(query, vector.values) - exact) < 0.03);
+  }
+  CHECK(store->stats().vectors == static_cast<std::int64_t>(stored.size()));
+
+  // Replacing and removing a file replaces and removes its vectors and codes.
+  store->remove_file("src/0.py");
+  for (const auto& hit : store->nearest_codes(code, 1000)) CHECK(hit.chunk_id != 1);
+  CHECK(store->vectors_by_id({1}).empty());
+  CHECK(store->stats().vectors == static_cast<std::int64_t>(stored.size()) - 1);
+}
+
+TEST_CASE("store::check_index finds a chunk without its vector") {
+  test::TempDir dir;
+  const std::string path = dir.file("index.db");
+  {
+    auto store = open_store(path);
+    std::mt19937 random(1);
+    store->set_meta("embedding_model", "test:fake");
+    store->set_meta("embedding_dims", "16");
+    std::vector<store::QuantizedVector> vectors = {store::quantize(random_unit_vector(random, 16)),
+                                                   store::quantize(random_unit_vector(random, 16))};
+    store->put_file({"a.py", "b1", "python", 10, ""}, {make_chunk("a", 1), make_chunk("b", 4)}, vectors);
+    store->put_file({"b.py", "b2", "python", 10, ""}, {make_chunk("c", 1)},
+                    {store::quantize(random_unit_vector(random, 16))});
+  }
+  auto check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+  CHECK(check->vectors == 3);
+  CHECK(check->embedding_dims == 16);
+
+  test::run("sqlite3 '" + path + "' 'DELETE FROM vectors WHERE chunk_id = 2'");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->inconsistent_paths == std::vector<std::string>{"a.py"});
+
+  // Another file's chunks written without vectors under a model stamp: inconsistent too.
+  {
+    auto store = open_store(path);
+    store->put_file({"c.py", "b3", "python", 10, ""}, {make_chunk("d", 1)});
+  }
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->inconsistent_paths == std::vector<std::string>{"a.py", "c.py"});
+}
+
+TEST_CASE("store::Store::schema_version reads an index's version without opening it") {
+  test::TempDir dir;
+  const std::string path = dir.file("index.db");
+  CHECK_FALSE(store::Store::schema_version(path));
+  { auto store = open_store(path); }
+  CHECK(store::Store::schema_version(path) == store::k_schema_version);
+  test::run("sqlite3 '" + path + "' \"UPDATE meta SET value = '1' WHERE key = 'schema_version'\"");
+  CHECK(store::Store::schema_version(path) == 1);
+  test::write(dir.file("junk.db"), "not a database at all, not even close to one....");
+  CHECK_FALSE(store::Store::schema_version(dir.file("junk.db")));
+}
