@@ -124,9 +124,10 @@ constexpr const char* k_vectors_by_ids_sql =
 constexpr const char* k_chunk_head_by_id_sql =
     "SELECT f.path, f.language, c.kind, c.symbol, c.parent, c.start_line, c.end_line"
     " FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1";
+// The same first seven columns as the head, then the rest (chunks_by_id relies on it).
 constexpr const char* k_chunk_by_id_sql =
-    "SELECT f.path, f.language, c.kind, c.symbol, c.parent, c.signature, c.doc, c.start_line,"
-    " c.end_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1";
+    "SELECT f.path, f.language, c.kind, c.symbol, c.parent, c.start_line, c.end_line,"
+    " c.signature, c.doc, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1";
 
 // The FTS column values of a chunk; used for both insert and delete (see the top of the file).
 std::string fts_symbol(std::string_view symbol, std::string_view parent) {
@@ -610,21 +611,8 @@ std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& id
       if (!seen.insert(id).second) continue;
       ChunkRecord record;
       record.id = id;
-      if (detail == Detail::head) {
-        auto query = m_impl->m_db.query(k_chunk_head_by_id_sql);
-        query.bind(1, id);
-        if (!query.step()) continue;
-        record.path = query.column_text(0);
-        record.language = query.column_text(1);
-        record.chunk.kind = query.column_text(2);
-        record.chunk.symbol = query.column_text(3);
-        record.chunk.parent = query.column_text(4);
-        record.chunk.start_line = static_cast<int>(query.column_int64(5));
-        record.chunk.end_line = static_cast<int>(query.column_int64(6));
-        records.push_back(std::move(record));
-        continue;
-      }
-      auto query = m_impl->m_db.query(k_chunk_by_id_sql);
+      const bool head = detail == Detail::head;
+      auto query = m_impl->m_db.query(head ? k_chunk_head_by_id_sql : k_chunk_by_id_sql);
       query.bind(1, id);
       if (!query.step()) continue;
       record.path = query.column_text(0);
@@ -632,11 +620,13 @@ std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& id
       record.chunk.kind = query.column_text(2);
       record.chunk.symbol = query.column_text(3);
       record.chunk.parent = query.column_text(4);
-      record.chunk.signature = query.column_text(5);
-      record.chunk.doc = query.column_text(6);
-      record.chunk.start_line = static_cast<int>(query.column_int64(7));
-      record.chunk.end_line = static_cast<int>(query.column_int64(8));
-      record.chunk.text = query.column_text(9);
+      record.chunk.start_line = static_cast<int>(query.column_int64(5));
+      record.chunk.end_line = static_cast<int>(query.column_int64(6));
+      if (!head) {
+        record.chunk.signature = query.column_text(7);
+        record.chunk.doc = query.column_text(8);
+        record.chunk.text = query.column_text(9);
+      }
       records.push_back(std::move(record));
     }
     return records;
