@@ -58,7 +58,14 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava index ~/src/project --json\n"
        "  kasava index --rev \"$CI_COMMIT_SHA\"  # a commit's tree, for CI\n"
        "  kasava index https://host/org/repo   # clone, then index",
-       "Each chunk is stored with its vector from the built-in model (or --model FILE).\n"
+       "Each chunk is stored with its vector from the built-in model, or from a remote one:\n"
+       "  --model voyage:voyage-code-3   (VOYAGE_API_KEY; KASAVA_DIMENSIONS=256..2048)\n"
+       "  --model openai:<model>         (any /v1/embeddings server: KASAVA_OPENAI_BASE_URL,\n"
+       "                                  OPENAI_API_KEY when it needs one)\n"
+       "Remote vectors are cached in $XDG_CACHE_HOME/kasava/vectors.db; files that look like\n"
+       "secrets (.env, keys, credentials) are never sent; chunks that fail are kept without\n"
+       "a vector and sent again by the next run. Settings also come from .kasava/config in\n"
+       "the repository and $XDG_CONFIG_HOME/kasava/config (see `kasava status`).\n"
        "An index of an older kasava, or of another model, is rebuilt after a notice.",
        Needs::nothing,
        [](CLI::App& app, ParsedOptions& o) {
@@ -70,6 +77,9 @@ const std::vector<CommandSpec>& command_table() {
              ->check(CLI::PositiveNumber);
          app.add_option("--threads", o.index.threads, "Parser threads (default: one per core)");
          app.add_flag("--rebuild", o.index.rebuild, "Discard the existing index and build it anew");
+         app.add_flag("--dry-run", o.index.dry_run,
+                      "Show what would be indexed and, for a remote model, sent (files, chunks, "
+                      "estimated tokens); write and send nothing");
          app.add_flag("--json", o.index.json, "Print the summary as JSON on stdout");
        },
        [](ParsedOptions& o, commands::Context& c) { return commands::run_index(o.index, c); }},
@@ -77,7 +87,8 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava ask \"where is auth\"\n"
        "  kasava ask \"retry backoff\" --lang go --path 'internal/**' --limit 5\n"
        "  kasava ask parseConfig --json --min-score 0.5   # exit 1 when nothing matches\n"
-       "  kasava ask \"undo the last change\" --mode semantic",
+       "  kasava ask \"undo the last change\" --mode semantic\n"
+       "  kasava ask \"how are retries limited?\" --answer --answer-model anthropic:claude-sonnet-4-5",
        "Scores are in (0, 1], higher is better, never rise down the list and mean the\n"
        "same for every query, so --min-score can gate a CI job:\n"
        "  lexical   bm25 / (bm25 + 8): 0.5 is a BM25 score of 8\n"
@@ -100,8 +111,18 @@ const std::vector<CommandSpec>& command_table() {
          app.add_option("--min-score", o.ask.min_score, "Drop results scoring below this (0-1)")
              ->check(CLI::Range(0.0, 1.0));
          CLI::Option* json = app.add_flag("--json", o.ask.json, "Print results as one JSON document");
-         app.add_flag("--jsonl", o.ask.jsonl, "Print one JSON object per result, one per line")
-             ->excludes(json);
+         CLI::Option* jsonl =
+             app.add_flag("--jsonl", o.ask.jsonl, "Print one JSON object per result, one per line")
+                 ->excludes(json);
+         app.add_flag("--answer", o.ask.answer,
+                      "Have a chat model write an answer from the results, streamed, citing "
+                      "path:line, then list the places it was given")
+             ->excludes(json)
+             ->excludes(jsonl);
+         app.add_option("--answer-model", o.ask.answer_model,
+                        "Chat model for --answer: anthropic:<model> (ANTHROPIC_API_KEY) or "
+                        "openai:<model> (OPENAI_API_KEY, KASAVA_OPENAI_BASE_URL); also "
+                        "KASAVA_ANSWER_MODEL");
          app.add_flag("--no-refresh", o.ask.no_refresh, "Do not update the index before searching");
        },
        [](ParsedOptions& o, commands::Context& c) { return commands::run_ask(o.ask, c); }},
@@ -196,10 +217,11 @@ int run(int argc, char** argv) {
   app.add_option("--index", options.global.index_path,
                  "Index file to use (default: .kasava/index.db of the repository)")
       ->envname("KASAVA_INDEX");
-  app.add_option("--model", options.global.model_path,
-                 "Embedding model file (.kmodel) to use instead of the built-in one; an index "
-                 "remembers its model")
-      ->envname("KASAVA_MODEL");
+  // No envname: KASAVA_MODEL is read by the settings (commands/settings.cpp), which know
+  // whether a value came from the flag, the environment or a config file.
+  app.add_option("--model", options.global.model,
+                 "Embedding model: builtin (default), voyage:<model>, openai:<model> or a "
+                 ".kmodel file (also KASAVA_MODEL or `model` in a config file)");
   app.add_option("--color", color, "When to use colour: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("-q,--quiet", options.global.quiet, "No progress and no warnings on stderr");

@@ -6,9 +6,12 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 
+#include "commands/answer.hpp"
 #include "commands/commands.hpp"
+#include "commands/interrupt.hpp"
 #include "core/search/search.hpp"
 #include "core/util/json.hpp"
 #include "core/util/strings.hpp"
@@ -161,6 +164,10 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
     throw util::Failure("invalid --mode '" + options.mode + "': expected hybrid, semantic or lexical");
   }
   const QueryTarget target = resolve_query_target(context);
+  // Before indexing and searching (but once the repository's config is known), so a missing
+  // chat model fails fast.
+  std::optional<AnswerSettings> answer_settings;
+  if (options.answer) answer_settings = resolve_answer_settings(options, context);
   if (!options.no_refresh) {
     refresh_index(context, target);
   } else if (!fs::exists(target.index_path)) {
@@ -175,10 +182,19 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
   search_options.path_glob = options.path_glob;
   search_options.mode = *mode;
   search_options.min_score = options.min_score;
-  auto hits = search::search(*store, search_options,
-                             embedder_for_query(context, *store, *mode == search::Mode::lexical))
-                  .value_or_throw();
+  embed::Embedder* embedder = embedder_for_query(context, *store, *mode == search::Mode::lexical);
+  auto found = search::search(*store, search_options, embedder);
+  if (!found && *mode == search::Mode::hybrid && embedder != nullptr &&
+      embedder->locality() == embed::Locality::remote && !interrupted()) {
+    // The words still answer when the model's service does not.
+    context.output.warning("searching by meaning failed, so results are by words only: " +
+                           found.error().message);
+    search_options.mode = search::Mode::lexical;
+    found = search::search(*store, search_options, nullptr);
+  }
+  auto hits = std::move(found).value_or_throw();
 
+  if (answer_settings) return stream_answer(options.query, hits, *answer_settings, context);
   if (options.json) {
     context.output.out(results_json(options.query, hits));
   } else if (options.jsonl) {

@@ -9,36 +9,155 @@
 #include "commands/interrupt.hpp"
 #include "core/embed/model.hpp"
 #include "core/index/locate.hpp"
+#include "core/remote/embedder.hpp"
 #include "core/repo/source.hpp"
 #include "core/util/files.hpp"
+#include "core/util/strings.hpp"
 
 namespace kasava::commands {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// " (from KASAVA_MODEL)": where a setting came from, for errors about its value.
+std::string from(const Setting& setting) {
+  return setting.origin == Origin::default_value ? "" : " (from " + setting.source + ")";
+}
+
+// A setting that must hold a number in [low, high]; nullopt when unset.
+std::optional<double> number_setting(const Setting& setting, const char* name, double low,
+                                     double high) {
+  if (!setting.is_set()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(setting.value, &used);
+    if (used == setting.value.size() && value >= low && value <= high) return value;
+  } catch (const std::exception&) {  // reported below
+  }
+  char range[64];
+  std::snprintf(range, sizeof range, "a number from %g to %g", low, high);
+  throw util::Failure("invalid " + std::string(name) + " '" + setting.value + "'" + from(setting) +
+                      ": expected " + range);
+}
+
+bool is_model_file(const std::string& value) {
+  return util::ends_with(value, ".kmodel") || value.find('/') != std::string::npos;
+}
+
+// The embedder the model setting names: see Context::embedder().
+std::unique_ptr<embed::Embedder> make_embedder(const Settings& settings) {
+  const Setting& model = settings.model;
+  if (model.value == "builtin") return embed::make_model_embedder(embed::builtin_model());
+  if (is_model_file(model.value)) {
+    const std::string path = util::absolute_path(model.value);
+    if (!fs::is_regular_file(path)) {
+      throw util::Failure("loading model '" + model.value + "'" + from(model) +
+                          ": no such file (a model is builtin, voyage:<model>, openai:<model> "
+                          "or a .kmodel file)");
+    }
+    return embed::make_model_embedder(embed::load_model_file(path).value_or_throw());
+  }
+  // An index's id of a remote model carries its output dimension: "voyage:voyage-code-3@512".
+  std::string text = model.value;
+  std::optional<int> output_dimension;
+  if (const auto at = text.rfind('@'); at != std::string::npos && text.find(':') < at) {
+    try {
+      output_dimension = std::stoi(text.substr(at + 1));
+    } catch (const std::exception&) {
+      throw util::Failure("model '" + model.value + "'" + from(model) +
+                          ": expected a number of dimensions after '@'");
+    }
+    text.resize(at);
+  }
+  auto spec = remote::parse_model_spec(text);
+  if (!spec) throw util::Failure(spec.error().message + from(model));
+  if (!spec->is_remote()) return embed::make_model_embedder(embed::builtin_model());
+
+  remote::RemoteSettings remote_settings;
+  remote_settings.base_url = spec->provider == remote::Provider::voyage
+                                 ? settings.voyage_base_url.value
+                                 : settings.openai_base_url.value;
+  remote_settings.api_key = environment(remote::key_variable(spec->provider));
+  if (const auto dims = number_setting(settings.dimensions, "dimensions", 1, 65536);
+      dims && !output_dimension) {
+    output_dimension = static_cast<int>(*dims);
+  }
+  remote_settings.output_dimension = output_dimension;
+  if (const auto retries = number_setting(settings.retries, "retries", 0, 20)) {
+    remote_settings.retry.max_attempts = 1 + static_cast<int>(*retries);
+  }
+  if (const auto parallel = number_setting(settings.parallel_requests, "parallel_requests", 1, 64)) {
+    remote_settings.max_parallel_requests = static_cast<int>(*parallel);
+  }
+  if (const auto rate = number_setting(settings.rate_limit, "rate_limit", 0.01, 10000)) {
+    remote_settings.requests_per_second = *rate;
+  }
+  remote_settings.cancel = &interrupt_flag();
+  auto made = remote::make_remote_embedder(*spec, std::move(remote_settings));
+  if (!made) throw util::Failure(made.error().message + from(model));
+  return std::move(made).value();
+}
+
+} // namespace
 
 Context::Context(GlobalOptions options) : global(std::move(options)), output(global) {
   std::error_code error;
   cwd = fs::current_path(error).string();
 }
 
-embed::Embedder& Context::embedder() {
-  if (!m_embedder) {
-    if (global.model_path.empty()) {
-      m_embedder = embed::make_model_embedder(embed::builtin_model());
+void Context::use_repository(std::optional<std::string> root) {
+  if (m_embedder || root == m_repository) return;
+  m_repository = std::move(root);
+  m_settings.reset();  // resolved again, with this repository's config
+}
+
+const Settings& Context::settings() {
+  if (!m_settings) {
+    m_settings = resolve_settings(global.model, m_repository);
+    for (const std::string& warning : m_settings->warnings) output.warning(warning);
+  }
+  return *m_settings;
+}
+
+void Context::adopt_index_model(const std::string& index_model) {
+  if (m_embedder || index_model.empty()) return;
+  const Setting& model = settings().model;
+  if (model.origin != Origin::default_value) return;
+  // Only remote models can be made again from their id: a .kmodel file's id names no file.
+  if (index_model.rfind("voyage:", 0) != 0 && index_model.rfind("openai:", 0) != 0) return;
+  m_settings->model = Setting{index_model, Origin::index, "the index"};
+}
+
+bool Context::model_is_remote() {
+  const std::string& model = settings().model.value;
+  return model.rfind("voyage:", 0) == 0 || model.rfind("openai:", 0) == 0;
+}
+
+store::VectorCache* Context::vector_cache() {
+  if (!m_vector_cache_tried) {
+    m_vector_cache_tried = true;
+    auto opened = store::VectorCache::open(store::VectorCache::default_path());
+    if (opened) {
+      m_vector_cache = std::move(opened).value();
     } else {
-      const std::string path = util::absolute_path(global.model_path);
-      if (!fs::is_regular_file(path)) {
-        throw util::Failure("loading model '" + global.model_path +
-                            "': no such file (--model takes a .kmodel file)");
-      }
-      m_embedder = embed::make_model_embedder(embed::load_model_file(path).value_or_throw());
+      output.warning(opened.error().message + "; remote vectors are not cached this time");
     }
   }
+  return m_vector_cache.get();
+}
+
+embed::Embedder& Context::embedder() {
+  if (!m_embedder) m_embedder = make_embedder(settings());
   return *m_embedder;
 }
 
 embed::Embedder* embedder_for_query(Context& context, const store::Store& store, bool lexical) {
-  if (!context.global.model_path.empty()) context.embedder();  // a bad --model is always an error
+  // A model chosen by the user must be sound even when this query does not need it.
+  const Origin origin = context.settings().model.origin;
+  if (origin != Origin::default_value && origin != Origin::index && !context.model_is_remote()) {
+    context.embedder();
+  }
   if (lexical || index::index_model(store).empty()) return nullptr;
   return &context.embedder();
 }
@@ -80,10 +199,19 @@ std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std
     store::Store::remove(path).value_or_throw();
     store = open_store(path, store::OpenMode::read_write);
   }
+  // A remote model of unknown vector length (most OpenAI-compatible servers) says it once,
+  // before the index is stamped with it: one short request, only for a new index.
+  if (index::index_model(*store).empty()) {
+    if (auto* remote_embedder = dynamic_cast<remote::RemoteEmbedder*>(&context.embedder());
+        remote_embedder != nullptr && remote_embedder->dimensions() <= 0) {
+      auto dims = remote_embedder->probe_dimensions();
+      if (!dims) throw util::Failure("asking model '" + model + "' for its dimensions: " + dims.error().message);
+    }
+  }
   return store;
 }
 
-QueryTarget resolve_query_target(const Context& context) {
+QueryTarget resolve_query_target(Context& context) {
   QueryTarget target;
   if (!context.global.index_path.empty()) {
     target.index_path = util::absolute_path(context.global.index_path);
@@ -96,6 +224,7 @@ QueryTarget resolve_query_target(const Context& context) {
   } else if (auto work_tree = repo::find_work_tree(context.cwd)) {
     target.index_path = index::default_index_path(*work_tree);
     target.root = *work_tree;
+    context.use_repository(target.root);
     return target;
   } else {
     throw util::Failure("no index found in '" + context.cwd +
@@ -104,9 +233,11 @@ QueryTarget resolve_query_target(const Context& context) {
   // An existing index knows where it was built from; refresh from there if it still exists.
   std::optional<std::string> root;
   std::optional<std::string> revision;
+  std::string index_model;
   if (auto store = store::Store::open(target.index_path, store::OpenMode::read_only)) {
     root = (*store)->meta("root");
     revision = (*store)->meta("revision");
+    index_model = index::index_model(**store);
   } else if (const auto version = store::Store::schema_version(target.index_path);
              version && *version < store::k_schema_version) {
     // An older kasava's index: its meta table still says where it came from, so the refresh
@@ -119,6 +250,9 @@ QueryTarget resolve_query_target(const Context& context) {
   // An index of a commit (--rev) is not refreshed from the working tree.
   const bool of_revision = !revision.value_or("").empty();
   if (root && !of_revision && fs::is_directory(*root)) target.root = *root;
+  // The repository's config applies when the index was built from one that is still there.
+  if (root && fs::is_directory(*root)) context.use_repository(*root);
+  context.adopt_index_model(index_model);
   return target;
 }
 
@@ -138,6 +272,9 @@ index::IndexOptions index_options_for(Context& context, const store::Store& stor
   index::IndexOptions options;
   options.max_file_size = max_file_size > 0 ? max_file_size : max_file_size_for(store);
   options.embedder = &context.embedder();
+  if (options.embedder->locality() == embed::Locality::remote) {
+    options.vector_cache = context.vector_cache();
+  }
   return options;
 }
 

@@ -8,9 +8,11 @@
 
 #include "commands/options.hpp"
 #include "commands/output.hpp"
+#include "commands/settings.hpp"
 #include "core/embed/embedder.hpp"
 #include "core/index/indexer.hpp"
 #include "core/store/store.hpp"
+#include "core/store/vector_cache.hpp"
 
 namespace kasava::commands {
 
@@ -20,13 +22,34 @@ struct Context {
   Output output;
   std::string cwd;
 
-  /// The embedding model in use: the file of --model / KASAVA_MODEL, else the one built into
-  /// kasava. Loaded on first use (lexical-only work never loads it); a bad file throws
-  /// util::Failure naming it.
+  /// The repository whose `.kasava/config` applies: the resolve step says it once it knows,
+  /// before the first settings() or embedder() (a later call changes nothing after those).
+  void use_repository(std::optional<std::string> root);
+  /// The settings (flags > environment > repository config > user config > defaults),
+  /// resolved on first use; their warnings are printed then.
+  const Settings& settings();
+  /// An index made with a remote model remembers it: when no model was chosen (the setting
+  /// is the default), a query on that index uses the index's model (`voyage:voyage-code-3`,
+  /// `openai:nomic-embed-text@512`) instead of the built-in one.
+  void adopt_index_model(const std::string& index_model);
+
+  /// The embedding model in use: `builtin` (compiled into kasava), a `.kmodel` file, or a
+  /// remote model (`voyage:<model>`, `openai:<model>`), as the model setting says. Made on
+  /// first use (lexical-only work never loads it); a bad setting throws util::Failure naming
+  /// it and where it came from.
   embed::Embedder& embedder();
+  /// Whether the model in use is a remote one (without making the embedder).
+  bool model_is_remote();
+  /// The user's vector cache of remote models (store::VectorCache::default_path()), opened on
+  /// first use; null, after a warning, when it cannot be opened (indexing goes on without).
+  store::VectorCache* vector_cache();
 
 private:
+  std::optional<std::string> m_repository;
+  std::optional<Settings> m_settings;
   std::unique_ptr<embed::Embedder> m_embedder;
+  std::unique_ptr<store::VectorCache> m_vector_cache;
+  bool m_vector_cache_tried = false;
 };
 
 /// What opening an index for writing does when the index holds another model's vectors.
@@ -63,8 +86,9 @@ struct QueryTarget {
 
 /// Finds the index for ask/status: --index / KASAVA_INDEX, else `.kasava/index.db` in the
 /// current folder or a parent, else the git repository around the current folder (whose
-/// index does not exist yet). Throws util::Failure when there is nothing to search.
-QueryTarget resolve_query_target(const Context& context);
+/// index does not exist yet). Throws util::Failure when there is nothing to search. Tells the
+/// context which repository's config applies and which model the index was built with.
+QueryTarget resolve_query_target(Context& context);
 
 /// Brings the index at target.index_path up to date with target.root (creating it when
 /// missing), showing progress on a terminal. Returns false, after a warning, when the index

@@ -1,10 +1,12 @@
 // `kasava index [TARGET]`: builds or refreshes the index of a repository, a directory, or a
 // URL cloned into the cache, then prints a one-line summary (or JSON with --json).
+#include <cstdio>
 #include <filesystem>
 
 #include "commands/commands.hpp"
 #include "commands/index_lock.hpp"
 #include "core/index/locate.hpp"
+#include "core/remote/embedder.hpp"
 #include "core/repo/source.hpp"
 #include "core/util/files.hpp"
 #include "core/util/json.hpp"
@@ -14,7 +16,8 @@ namespace kasava::commands {
 namespace {
 
 std::string summary_json(const index::IndexSummary& summary, const std::string& root,
-                         const std::string& index_path, const std::string& model) {
+                         const std::string& index_path, const std::string& model,
+                         bool remote, bool dry_run, long requests) {
   util::JsonWriter json;
   json.begin_object();
   json.key("root").value(root);
@@ -33,8 +36,95 @@ std::string summary_json(const index::IndexSummary& summary, const std::string& 
   for (const auto& [reason, count] : summary.skipped) json.key(reason).value(count);
   json.end_object();
   json.key("seconds").value(summary.seconds);
+  json.key("dry_run").value(dry_run);
+  if (remote) {
+    const auto& e = summary.embedding;
+    json.key("embedding").begin_object();
+    json.key("sent").value(e.sent);
+    json.key("cached").value(e.cached);
+    json.key("retried").value(e.retried);
+    json.key("pending").value(e.pending);
+    json.key("requests").value(static_cast<std::int64_t>(requests));
+    if (dry_run) {
+      json.key("would_send").value(e.would_send);
+      json.key("estimated_tokens").value(e.estimated_tokens);
+    }
+    json.end_object();
+  }
   json.end_object();
   return json.str() + "\n";
+}
+
+// What a remote model did (or, in a dry run, would do), for people: "" for a local model.
+std::string embedding_line(const index::IndexSummary& summary, bool dry_run, long requests) {
+  const auto& e = summary.embedding;
+  std::string line;
+  if (dry_run) {
+    line = "would send " + std::to_string(e.would_send) + " chunks (~" +
+           std::to_string(e.estimated_tokens) + " tokens); " + std::to_string(e.cached) +
+           " cached";
+  } else {
+    line = "embedded " + std::to_string(e.sent + e.retried) + " chunks in " +
+           std::to_string(requests) + " requests, " + std::to_string(e.cached) + " from the cache";
+    if (e.retried > 0) line += " (" + std::to_string(e.retried) + " pending from before)";
+  }
+  return line;
+}
+
+// A warning when chunks are left without vectors: they are searchable by words now and by
+// meaning after a later run.
+void report_pending(const index::IndexSummary& summary, Context& context) {
+  const auto& e = summary.embedding;
+  if (e.pending == 0) return;
+  std::string message = std::to_string(e.pending) +
+                        " chunks have no vector yet and are found by words only; the next "
+                        "`kasava index` sends them again";
+  if (!e.first_error.empty()) message += " (first failure: " + e.first_error + ")";
+  context.output.warning(message);
+}
+
+// `kasava index --dry-run`: lists and chunks as a real run would, against what the index
+// already holds (read only), and prints what would be indexed and sent. Nothing is written,
+// nothing is sent, no lock is taken.
+ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::Source& source,
+                   const std::string& index_path) {
+  // The index's current content, when it is one this run would keep (same model); else
+  // an empty index in memory, as a rebuild would start from.
+  std::unique_ptr<store::Store> store;
+  if (!options.rebuild && std::filesystem::exists(index_path)) {
+    if (auto opened = store::Store::open(index_path, store::OpenMode::read_only)) {
+      const std::string stamped = index::index_model(**opened);
+      if (stamped.empty() || stamped == context.embedder().model_id()) store = std::move(opened).value();
+    }
+  }
+  if (!store) store = open_store(":memory:", store::OpenMode::read_write);
+  index::IndexOptions index_options = index_options_for(context, *store, options.max_file_size);
+  index_options.threads = options.threads;
+  index_options.dry_run = true;
+  auto summary = index::run_index(source, *store, index_options, progress_callbacks(context));
+  context.output.end_progress();
+  if (!summary) throw util::Failure(summary.error());
+  const bool remote = context.embedder().locality() == embed::Locality::remote;
+  if (options.json) {
+    context.output.out(summary_json(*summary, source.root(), index_path,
+                                    context.embedder().model_id(), remote, true, 0));
+    return ExitStatus::success;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "dry run: would index %zu files (%zu to parse, %zu unchanged, %zu to remove), "
+                "%zu chunks to write, %zu skipped\n",
+                summary->parsed + summary->unchanged, summary->parsed, summary->unchanged,
+                summary->removed, summary->chunks_written, summary->skipped_total());
+  context.output.out(line);
+  if (remote) {
+    context.output.out("dry run: model " + context.embedder().model_id() + ": " +
+                       embedding_line(*summary, true, 0) + "\n");
+  } else {
+    context.output.out("dry run: model " + context.embedder().model_id() +
+                       " runs on this machine: nothing would be sent\n");
+  }
+  return ExitStatus::success;
 }
 
 } // namespace
@@ -58,15 +148,17 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
     }
   }
 
-  context.embedder();  // a bad --model fails before anything is written
   repo::OpenOptions open_options;
   if (!options.revision.empty()) open_options.revision = options.revision;
   auto source = repo::open_source(path, open_options).value_or_throw();
   const std::string root = source->root();
+  context.use_repository(root);
+  context.embedder();  // a bad model fails before anything is written
 
   std::string index_path = context.global.index_path.empty()
                                ? index::default_index_path(root)
                                : util::absolute_path(context.global.index_path);
+  if (options.dry_run) return run_dry(options, context, *source, index_path);
   // One writer at a time: a second `kasava index` on the same index waits for the first
   // (SQLite alone would interleave the two runs' batches and fail one with "database is
   // locked" after its busy timeout).
@@ -90,10 +182,17 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   // A first index (or a rebuild) leaves many small FTS segments: merge them once.
   if (summary->unchanged == 0 && summary->parsed > 0) store->optimize();
 
+  const auto* remote_embedder = dynamic_cast<const remote::RemoteEmbedder*>(&context.embedder());
+  const long requests = remote_embedder != nullptr ? remote_embedder->requests_sent() : 0;
+  report_pending(*summary, context);
   if (options.json) {
-    context.output.out(summary_json(*summary, root, index_path, context.embedder().model_id()));
+    context.output.out(summary_json(*summary, root, index_path, context.embedder().model_id(),
+                                    remote_embedder != nullptr, false, requests));
   } else {
     context.output.out(format_summary(*summary) + "\n");
+    if (remote_embedder != nullptr) {
+      context.output.out(embedding_line(*summary, false, requests) + "\n");
+    }
   }
   return ExitStatus::success;
 }

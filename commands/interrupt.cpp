@@ -1,14 +1,18 @@
 // Ctrl-C and SIGTERM handling: see interrupt.hpp.
 #include "commands/interrupt.hpp"
 
+#include <atomic>
 #include <csignal>
 
 namespace kasava::commands {
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
+// A lock-free atomic may be written from a signal handler, and can be handed to code that
+// polls it (the HTTP client's cancel flag).
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
 
-void on_signal(int) { g_interrupted = 1; }
+void on_signal(int) { g_interrupted.store(true); }
 
 } // namespace
 
@@ -21,6 +25,8 @@ void install_interrupt_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-bool interrupted() { return g_interrupted != 0; }
+bool interrupted() { return g_interrupted.load(); }
+
+const std::atomic<bool>& interrupt_flag() { return g_interrupted; }
 
 } // namespace kasava::commands

@@ -12,7 +12,7 @@ enum class ColorChoice { automatic, always, never };
 /// Options every command accepts.
 struct GlobalOptions {
   std::string index_path;  ///< --index / KASAVA_INDEX; "" = find it
-  std::string model_path;  ///< --model / KASAVA_MODEL: a .kmodel file; "" = the built-in model
+  std::string model;       ///< --model: builtin, voyage:<m>, openai:<m> or a .kmodel file; "" = not given
   ColorChoice color = ColorChoice::automatic;
   bool quiet = false;      ///< --quiet: no progress, no warnings
 };
@@ -23,6 +23,7 @@ struct IndexCommandOptions {
   std::uint64_t max_file_size = 0;  ///< 0 = as the index was built last time (else 1 MiB)
   unsigned threads = 0;    ///< 0 = one per core
   bool rebuild = false;    ///< --rebuild: start from an empty index
+  bool dry_run = false;    ///< --dry-run: say what would be indexed and sent; write and send nothing
   bool json = false;
 };
 
@@ -36,6 +37,8 @@ struct AskCommandOptions {
   bool json = false;
   bool jsonl = false;      ///< --jsonl: one JSON object per result, one per line
   bool no_refresh = false;
+  bool answer = false;       ///< --answer: a chat model writes an answer from the results
+  std::string answer_model;  ///< --answer-model: anthropic:<model> or openai:<model>; "" = not given
 };
 
 struct StatusCommandOptions {

@@ -1,5 +1,6 @@
 // `kasava status`: what the index holds — files, chunks, languages, model, last indexed
-// commit, files changed since, size on disk — for people or as JSON.
+// commit, files changed since, size on disk — and the settings in use with where each came
+// from (API keys only as set or unset), for people or as JSON.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -41,6 +42,19 @@ long count_stale_files(const store::Store& store, const std::optional<std::strin
   return stale + static_cast<long>(states.size());
 }
 
+// The settings `kasava status` shows, in order, with their names in config files.
+std::vector<std::pair<const char*, const Setting*>> shown_settings(const Settings& settings) {
+  return {{"model", &settings.model},
+          {"answer_model", &settings.answer_model},
+          {"dimensions", &settings.dimensions},
+          {"retries", &settings.retries},
+          {"parallel_requests", &settings.parallel_requests},
+          {"rate_limit", &settings.rate_limit},
+          {"openai_base_url", &settings.openai_base_url},
+          {"voyage_base_url", &settings.voyage_base_url},
+          {"anthropic_base_url", &settings.anthropic_base_url}};
+}
+
 } // namespace
 
 ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
@@ -58,6 +72,7 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
   if (model.empty()) model = "none";
   const std::string dims = store->meta("embedding_dims").value_or("");
   const long stale = revision.empty() ? count_stale_files(*store, target.root) : -1;
+  const Settings& settings = context.settings();
 
   if (options.json) {
     util::JsonWriter json;
@@ -78,6 +93,19 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
     json.key("model").value(model);
     json.key("dimensions").value(static_cast<std::int64_t>(dims.empty() ? 0 : std::atoi(dims.c_str())));
     json.key("vectors").value(static_cast<std::int64_t>(stats.vectors));
+    json.key("pending_vectors").value(static_cast<std::int64_t>(stats.pending_vectors));
+    json.key("settings").begin_object();
+    for (const auto& [name, setting] : shown_settings(settings)) {
+      json.key(name).begin_object();
+      json.key("value").value(setting->value);
+      json.key("origin").value(setting->is_set() ? origin_name(setting->origin) : "unset");
+      json.key("source").value(setting->is_set() ? setting->source : "");
+      json.end_object();
+    }
+    json.end_object();
+    json.key("api_keys").begin_object();
+    for (const auto& [name, set] : api_key_status()) json.key(name).value(set ? "set" : "unset");
+    json.end_object();
     json.key("source_bytes").value(static_cast<std::int64_t>(stats.source_bytes));
     json.key("index_bytes").value(static_cast<std::int64_t>(stats.index_bytes));
     json.key("stale_files");
@@ -110,9 +138,26 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
                    " skipped, " + util::format_bytes(stats.source_bytes) + " of source");
   row("chunks", std::to_string(stats.chunks));
   row("languages", languages.empty() ? "(none)" : languages);
+  std::string vectors = std::to_string(stats.vectors) + " vectors";
+  if (stats.pending_vectors > 0) {
+    vectors += ", " + std::to_string(stats.pending_vectors) + " pending: `kasava index` sends them again";
+  }
   row("model", model == "none" ? "none (lexical search only)"
-                               : model + " (" + dims + " dimensions, " +
-                                     std::to_string(stats.vectors) + " vectors)");
+                               : model + " (" + dims + " dimensions, " + vectors + ")");
+  bool first = true;
+  for (const auto& [name, setting] : shown_settings(settings)) {
+    if (!setting->is_set()) continue;
+    row(first ? "settings" : "", std::string(name) + " = " + setting->value + "  (" +
+                                     origin_name(setting->origin) +
+                                     (setting->origin == Origin::default_value ? "" : ": " + setting->source) + ")");
+    first = false;
+  }
+  std::string keys;
+  for (const auto& [name, set] : api_key_status()) {
+    if (!keys.empty()) keys += ", ";
+    keys += name + (set ? " set" : " unset");
+  }
+  row("keys", keys);
   if (stale >= 0) {
     row("stale", stale == 0 ? "up to date" : std::to_string(stale) + " files changed since indexed");
   }

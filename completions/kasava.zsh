@@ -22,13 +22,14 @@ _kasava() {
     '--max-file-size[Skip files larger than this many bytes (default\: 1048576, or the index'\''s last setting); remembered for later refreshes]:value:' \
     '--threads[Parser threads (default\: one per core)]:value:' \
     '--rebuild[Discard the existing index and build it anew]' \
+    '--dry-run[Show what would be indexed and, for a remote model, sent (files, chunks, estimated tokens); write and send nothing]' \
     '--json[Print the summary as JSON on stdout]' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
-    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
+    '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \
@@ -45,13 +46,15 @@ _kasava() {
     '--min-score[Drop results scoring below this (0-1)]:value:' \
     '--json[Print results as one JSON document]' \
     '--jsonl[Print one JSON object per result, one per line]' \
+    '--answer[Have a chat model write an answer from the results, streamed, citing path\:line, then list the places it was given]' \
+    '--answer-model[Chat model for --answer\: anthropic\:<model> (ANTHROPIC_API_KEY) or openai\:<model> (OPENAI_API_KEY, KASAVA_OPENAI_BASE_URL); also KASAVA_ANSWER_MODEL]:value:' \
     '--no-refresh[Do not update the index before searching]' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
-    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
+    '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \
@@ -66,7 +69,7 @@ _kasava() {
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
-    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
+    '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \
@@ -82,7 +85,7 @@ _kasava() {
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
-    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
+    '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \
@@ -96,7 +99,7 @@ _kasava() {
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
-    '--model[Embedding model file (.kmodel) to use instead of the built-in one; an index remembers its model]:value:' \
+    '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
     '--quiet[No progress and no warnings on stderr]' \
     '-q[No progress and no warnings on stderr]' \

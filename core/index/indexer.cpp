@@ -7,7 +7,12 @@
 //   read + chunk (all cores)  worker threads read each item (which hashes changed files),
 //                             apply the skip rules and chunk it, one Chunker per thread,
 //                             reused for the whole run; then embed its chunks (when the
-//                             run has an embedder) and quantize the vectors for the store.
+//                             run has a local embedder) and quantize the vectors for the store.
+//   embed (calling thread)    with a remote embedder, the whole window's chunks at once:
+//                             vector cache first, the rest sent in full batches (the
+//                             embedder sends them in parallel); chunks that fail are stored
+//                             without a vector, as pending, and embedded again by a pass at
+//                             the end of the next run.
 //   write (one thread)        a single writer commits each finished window in one transaction
 //                             with the store's cached prepared statements.
 //
@@ -41,6 +46,7 @@
 
 #include "core/embed/model.hpp"
 #include "core/parse/chunker.hpp"
+#include "core/util/secrets.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::index {
@@ -59,6 +65,8 @@ constexpr std::size_t k_binary_probe_bytes = 8000;
 // Lines longer than this mean minified or generated code, not something a person wrote.
 constexpr std::size_t k_max_line_length = 5000;
 constexpr std::size_t k_max_average_line_length = 300;
+// Pending chunks of earlier runs embedded again per transaction at the end of a run.
+constexpr int k_pending_batch = 512;
 
 // Files produced by tools, whose content answers no question about the code.
 bool is_generated_name(std::string_view path) {
@@ -137,7 +145,101 @@ void process(Work& item, repo::Source& source, parse::Chunker& chunker, embed::E
   item.content_size = content->size();
   item.skip_reason = skip_reason_for_content(item.entry->path, *content);
   if (item.skip_reason.empty()) item.chunks = chunker.chunk(item.entry->path, item.language, *content);
-  if (embedder != nullptr) embed_chunks(item, *embedder);
+  if (embedder != nullptr && embedder->locality() == embed::Locality::local) {
+    embed_chunks(item, *embedder);
+  }
+}
+
+// Texts to embed with a remote embedder, and where each vector goes.
+struct RemoteInputs {
+  std::vector<std::string> texts;
+  std::vector<store::QuantizedVector*> targets;
+};
+
+// Embeds `inputs` with a remote embedder: vector cache first, then the service for the rest
+// (all at once: the embedder batches and parallelises). Chunks that fail keep an empty
+// vector (stored as pending). A dry run only counts what it would send.
+void embed_remote(RemoteInputs& inputs, const IndexOptions& options,
+                  IndexSummary::Embedding& tally, std::size_t& embedded) {
+  if (inputs.texts.empty()) return;
+  embed::Embedder& embedder = *options.embedder;
+  const std::string model = embedder.model_id();
+  const std::vector<std::string_view> views(inputs.texts.begin(), inputs.texts.end());
+  std::vector<std::size_t> misses;
+  if (options.vector_cache != nullptr) {
+    auto cached = options.vector_cache->get(model, views, embedder.dimensions());
+    for (std::size_t i = 0; i < views.size(); ++i) {
+      if (i < cached.size() && cached[i] &&
+          static_cast<int>(cached[i]->values.size()) == embedder.dimensions()) {
+        *inputs.targets[i] = std::move(*cached[i]);
+        ++tally.cached;
+      } else {
+        misses.push_back(i);
+      }
+    }
+  } else {
+    for (std::size_t i = 0; i < views.size(); ++i) misses.push_back(i);
+  }
+  if (misses.empty()) return;
+  std::vector<std::string_view> to_send;
+  to_send.reserve(misses.size());
+  for (const std::size_t i : misses) to_send.push_back(views[i]);
+  if (options.dry_run) {
+    tally.would_send += to_send.size();
+    for (const auto text : to_send) tally.estimated_tokens += (text.size() + 3) / 4;
+    return;
+  }
+  embed::EmbedReport report = embedder.embed_partial(to_send, embed::InputKind::document);
+  std::vector<std::string_view> fresh_inputs;
+  std::vector<store::QuantizedVector> fresh;
+  for (std::size_t k = 0; k < misses.size(); ++k) {
+    if (k >= report.vectors.size()) break;
+    const auto& vector = report.vectors[k];
+    if (vector.empty()) continue;
+    if (static_cast<int>(vector.size()) != embedder.dimensions()) {
+      if (tally.first_error.empty()) {
+        tally.first_error = "the model returned a vector of " + std::to_string(vector.size()) +
+                            " dimensions, not " + std::to_string(embedder.dimensions());
+      }
+      continue;
+    }
+    *inputs.targets[misses[k]] = store::quantize(vector);
+    ++embedded;
+    fresh_inputs.push_back(to_send[k]);
+    fresh.push_back(*inputs.targets[misses[k]]);
+  }
+  for (const embed::EmbedFailure& failure : report.failures) {
+    // A bad key or model fails every chunk the same way: stop, say why (what was committed
+    // stays), rather than store a whole index of pending chunks.
+    if (failure.permanent) throw util::Failure("embedding with model '" + model + "': " + failure.message);
+  }
+  if (!report.failures.empty() && tally.first_error.empty()) {
+    tally.first_error = report.failures.front().message;
+  }
+  if (options.vector_cache != nullptr && !fresh.empty()) {
+    // A cache that cannot be written costs a second payment later, not this run.
+    (void)options.vector_cache->put(model, fresh_inputs, fresh);
+  }
+}
+
+// The remote half of a window: every chunk of the window's parsed files in one call.
+void embed_window_remotely(std::vector<Work>& work, const IndexOptions& options,
+                           IndexSummary::Embedding& tally) {
+  RemoteInputs inputs;
+  for (Work& item : work) {
+    if (!item.read || !item.read_error.empty() || item.unchanged || !item.skip_reason.empty() ||
+        item.chunks.empty()) {
+      continue;
+    }
+    item.vectors.assign(item.chunks.size(), store::QuantizedVector{});
+    for (std::size_t i = 0; i < item.chunks.size(); ++i) {
+      inputs.texts.push_back(embed::embedding_input(item.entry->path, item.chunks[i]));
+      inputs.targets.push_back(&item.vectors[i]);
+    }
+  }
+  std::size_t embedded = 0;
+  embed_remote(inputs, options, tally, embedded);
+  tally.sent += embedded;
 }
 
 // Processes every item of a window on all chunkers' threads (the caller's included). The
@@ -284,6 +386,38 @@ std::string now_iso8601() {
   return buffer;
 }
 
+// Embeds the chunks left pending by earlier runs (ids up to `last_id`), a transaction per
+// batch. False when cancelled (what was committed stays).
+bool embed_pending(store::Store& store, const IndexOptions& options, std::int64_t last_id,
+                   IndexSummary::Embedding& tally, const IndexCallbacks& callbacks,
+                   std::size_t& stored) {
+  std::int64_t after = 0;
+  for (;;) {
+    if (callbacks.cancelled && callbacks.cancelled()) return false;
+    std::vector<store::ChunkRecord> chunks = store.pending_chunks(after, k_pending_batch);
+    while (!chunks.empty() && chunks.back().id > last_id) chunks.pop_back();
+    if (chunks.empty()) return true;
+    after = chunks.back().id;
+    std::vector<store::QuantizedVector> vectors(chunks.size());
+    RemoteInputs inputs;
+    std::vector<std::int64_t> ids;
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      inputs.texts.push_back(embed::embedding_input(chunks[i].path, chunks[i].chunk));
+      inputs.targets.push_back(&vectors[i]);
+      ids.push_back(chunks[i].id);
+    }
+    std::size_t embedded = 0;
+    embed_remote(inputs, options, tally, embedded);
+    tally.retried += embedded;
+    if (options.dry_run) continue;
+    stored += static_cast<std::size_t>(std::count_if(
+        vectors.begin(), vectors.end(), [](const auto& v) { return !v.values.empty(); }));
+    Transaction transaction(store);
+    store.put_vectors(ids, vectors);
+    transaction.commit();
+  }
+}
+
 } // namespace
 
 std::string index_model(const store::Store& store) {
@@ -297,6 +431,8 @@ std::size_t IndexSummary::skipped_total() const {
 }
 
 std::string skip_reason_for_content(std::string_view path, std::string_view content) {
+  // Never stored (an index is often shared as a CI artifact), never sent to a remote model.
+  if (util::looks_like_secret(path, content)) return "secret";
   if (content.substr(0, k_binary_probe_bytes).find('\0') != std::string_view::npos) return "binary";
   if (is_generated_name(path)) return "generated";
   if (util::ends_with(path, ".min.js") || util::ends_with(path, ".min.css")) return "minified";
@@ -351,12 +487,23 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
                                         : ", not with model '" + model + "'") +
                          ": rebuild it with `kasava index --rebuild`"};
     }
-    Transaction transaction(store);
-    store.set_meta("embedding_model", model);
-    store.set_meta("embedding_dims",
-                   options.embedder ? std::to_string(options.embedder->dimensions()) : "");
-    transaction.commit();
+    if (!options.dry_run) {
+      if (options.embedder != nullptr && options.embedder->dimensions() <= 0) {
+        return util::Error{"model '" + model +
+                           "' has not said how many dimensions its vectors have"};
+      }
+      Transaction transaction(store);
+      store.set_meta("embedding_model", model);
+      store.set_meta("embedding_dims",
+                     options.embedder ? std::to_string(options.embedder->dimensions()) : "");
+      transaction.commit();
+    }
   }
+  const bool remote =
+      options.embedder != nullptr && options.embedder->locality() == embed::Locality::remote;
+  // Chunks pending from earlier runs are the ones up to here; this run's failures wait for
+  // the next run (the embedder has just retried them).
+  const std::int64_t last_earlier_chunk = remote ? store.last_chunk_id() : 0;
 
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, threads);
@@ -370,7 +517,9 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   bool wrote = false;
   bool interrupted = false;
   // A first index (or a rebuild) ends with optimize() in `kasava index`: merge once, there.
-  if (states.empty() && !entries.empty()) store.set_merging(store::Store::Merging::deferred);
+  if (states.empty() && !entries.empty() && !options.dry_run) {
+    store.set_merging(store::Store::Merging::deferred);
+  }
   std::unique_ptr<Writer> writer;
 
   std::size_t position = 0;
@@ -434,7 +583,8 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
     if (chunkers.empty()) {
       for (unsigned t = 0; t < threads; ++t) chunkers.push_back(std::make_unique<parse::Chunker>());
     }
-    process_in_parallel(work, source, chunkers, options.embedder);
+    process_in_parallel(work, source, chunkers, options.dry_run ? nullptr : options.embedder);
+    if (remote) embed_window_remotely(work, options, summary.embedding);
 
     // Tally in listing order (warnings too), and hand what must be stored to the writer.
     Batch batch;
@@ -471,7 +621,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       batch.vectors.push_back(std::move(item.vectors));
     }
     progress.files_parsed = summary.parsed;
-    if (!batch.records.empty() || !batch.stats.empty()) {
+    if (!options.dry_run && (!batch.records.empty() || !batch.stats.empty())) {
       if (!writer) writer = std::make_unique<Writer>(store);
       wrote = true;
       if (!writer->push(std::move(batch))) break;  // finish() below reports why
@@ -480,8 +630,17 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   }
   if (writer) writer->finish();  // commits what is queued; rethrows a write failure
   if (interrupted) {
-    if (states.empty() && !entries.empty()) store.set_merging(store::Store::Merging::automatic);
+    if (states.empty() && !entries.empty() && !options.dry_run) {
+      store.set_merging(store::Store::Merging::automatic);
+    }
     return util::Error{"interrupted"};
+  }
+  if (remote) {
+    std::size_t stored = 0;
+    if (!embed_pending(store, options, last_earlier_chunk, summary.embedding, callbacks, stored)) {
+      return util::Error{"interrupted"};
+    }
+    wrote = wrote || stored > 0;
   }
 
   // Files gone from the source: both lists are sorted by path (Source::list promises it; a
@@ -506,6 +665,14 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   }
   const bool meta_changed = store.meta("root") != source.root() ||
                             store.meta("commit") != summary.commit || stored_limit != limit_text;
+  if (options.dry_run) {
+    summary.removed = gone.size();
+    summary.indexed = summary.parsed + summary.unchanged;
+    summary.chunks = summary.chunks_written;
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return summary;
+  }
   if (wrote || !gone.empty() || meta_changed) {
     Transaction transaction(store);
     for (const std::string& path : gone) store.remove_file(path);
@@ -531,6 +698,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
                       [](const auto& state) { return state.second.skip_reason.empty(); }));
     summary.chunks = static_cast<std::size_t>(store.counts().chunks);
   }
+  if (remote) summary.embedding.pending = static_cast<std::size_t>(store.stats().pending_vectors);
   summary.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return summary;

@@ -11,6 +11,7 @@
 #include "core/embed/embedder.hpp"
 #include "core/repo/source.hpp"
 #include "core/store/store.hpp"
+#include "core/store/vector_cache.hpp"
 #include "core/util/result.hpp"
 
 namespace kasava::index {
@@ -23,6 +24,12 @@ struct IndexOptions {
   /// been built with the same model (or be empty): else run_index fails and says how to
   /// rebuild. Null = no vectors (an index that has none).
   embed::Embedder* embedder = nullptr;
+  /// Vectors of a remote embedder (Locality::remote) already paid for, by content: looked up
+  /// before sending and filled after. Null = no cache. Unused for a local embedder.
+  store::VectorCache* vector_cache = nullptr;
+  /// List, read and chunk as a real run would, but write nothing and send nothing: the
+  /// summary says what would be indexed and, for a remote embedder, sent.
+  bool dry_run = false;
 };
 
 /// Progress of a run, reported to the caller (never printed by core/).
@@ -46,6 +53,19 @@ struct IndexSummary {
   std::size_t skipped_total() const;
   std::string commit;             ///< commit id of the indexed tree ("" if none)
   double seconds = 0.0;
+
+  /// What a remote embedder (Locality::remote) did; all 0 for a local one.
+  struct Embedding {
+    std::size_t sent = 0;            ///< chunks sent to the service and embedded
+    std::size_t cached = 0;          ///< chunks whose vector came from the vector cache
+    std::size_t retried = 0;         ///< chunks pending from an earlier run, embedded now
+    std::size_t pending = 0;         ///< chunks that failed: stored without a vector, retried next run
+    /// A dry run: chunks that would be sent (not in the cache) and their estimated tokens
+    /// (bytes / 4, as the batcher estimates).
+    std::size_t would_send = 0;
+    std::size_t estimated_tokens = 0;
+    std::string first_error;         ///< why the first chunk failed ("" when none did)
+  } embedding;
 };
 
 struct IndexCallbacks {
@@ -66,7 +86,8 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
 /// The model id an index records (meta "embedding_model"): "" when it has no vectors.
 std::string index_model(const store::Store& store);
 
-/// Why a file's content should not be indexed ("binary", "minified", …) or "" to index it.
+/// Why a file's content should not be indexed ("secret" — util::looks_like_secret —,
+/// "binary", "minified", …) or "" to index it.
 std::string skip_reason_for_content(std::string_view path, std::string_view content);
 
 } // namespace kasava::index

@@ -138,6 +138,7 @@ void RemoteEmbedder::embed_range(const std::vector<std::string_view>& inputs, st
   struct Attempt {
     bool ok = false;
     bool rejected = false;
+    bool permanent = false;  // the key, the model or the URL is wrong: no input would pass
     std::string message;
   };
   auto attempt = [&](std::size_t b, std::size_t e) {
@@ -168,6 +169,7 @@ void RemoteEmbedder::embed_range(const std::vector<std::string_view>& inputs, st
     const int status = outcome.response.status;
     if (status < 200 || status > 299) {
       result.rejected = is_rejection(status);
+      result.permanent = status == 401 || status == 403 || status == 404;
       result.message = clean(describe_status(outcome, b, e));
       return result;
     }
@@ -183,6 +185,7 @@ void RemoteEmbedder::embed_range(const std::vector<std::string_view>& inputs, st
       result.message =
           clean(m_label + ": response to " + inputs_text(b, e) + ": vectors have " +
                 std::to_string(got) + " dimensions, expected " + std::to_string(expected));
+      result.permanent = true;
       return result;
     }
     if (parsed->total_tokens) m_tokens += *parsed->total_tokens;
@@ -199,14 +202,14 @@ void RemoteEmbedder::embed_range(const std::vector<std::string_view>& inputs, st
       [&](std::size_t b, std::size_t e, const Attempt& a) {
         if (a.ok) return;
         if (!a.rejected || e - b == 1) {
-          failures.push_back({b, e, a.message});
+          failures.push_back({b, e, a.message, a.permanent});
           return;
         }
         const std::size_t mid = b + (e - b) / 2;
         const Attempt left = attempt(b, mid);
         const Attempt right = attempt(mid, e);
         if (left.rejected && right.rejected) {
-          failures.push_back({b, e, a.message});
+          failures.push_back({b, e, a.message, true});  // the request, not an input, is wrong
           return;
         }
         settle(b, mid, left);
@@ -235,7 +238,9 @@ EmbedReport RemoteEmbedder::run(const std::vector<std::string_view>& inputs, emb
         continue;
       }
       embed_range(inputs, batches[i].begin, batches[i].end, kind, report, failures[i]);
-      if (!failures[i].empty() && on_error == OnError::stop) stop = true;
+      const bool permanent = std::any_of(failures[i].begin(), failures[i].end(),
+                                         [](const EmbedFailure& f) { return f.permanent; });
+      if (!failures[i].empty() && (on_error == OnError::stop || permanent)) stop = true;
     }
   };
   const std::size_t threads = std::min<std::size_t>(

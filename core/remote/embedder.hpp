@@ -59,20 +59,9 @@ const char* default_base_url(Provider provider);
 /// Vector length of well-known models, 0 when unknown.
 int known_dimensions(Provider provider, std::string_view model);
 
-/// Which inputs could not be embedded and why.
-struct EmbedFailure {
-  std::size_t begin = 0;  ///< inputs [begin, end) of the embed call
-  std::size_t end = 0;
-  std::string message;
-};
-
-/// The outcome of embed_partial(): a vector per input (empty for failed ones) and the
-/// failures, in input order.
-struct EmbedReport {
-  std::vector<std::vector<float>> vectors;
-  std::vector<EmbedFailure> failures;
-  bool ok() const { return failures.empty(); }
-};
+/// Reports of embed_partial(): see embed::EmbedReport.
+using EmbedFailure = embed::EmbedFailure;
+using EmbedReport = embed::EmbedReport;
 
 class RemoteEmbedder final : public embed::Embedder {
 public:
@@ -84,12 +73,14 @@ public:
   std::string model_id() const override;
   /// 0 until known (see RemoteSettings::dimensions).
   int dimensions() const override { return m_dimensions.load(); }
+  embed::Locality locality() const override { return embed::Locality::remote; }
   /// All or nothing: the vectors, or the first failure (with a count of the others).
   util::Result<std::vector<std::vector<float>>> embed(const std::vector<std::string_view>& inputs,
                                                       embed::InputKind kind) override;
   /// Best effort: every batch is tried; a batch rejected with 400 is split until the
   /// rejected inputs are found, so the rest still get vectors.
-  EmbedReport embed_partial(const std::vector<std::string_view>& inputs, embed::InputKind kind);
+  EmbedReport embed_partial(const std::vector<std::string_view>& inputs,
+                            embed::InputKind kind) override;
 
   /// Makes dimensions() known: when 0, embeds one short query to learn the vector length
   /// (one request). For callers that must size storage before the first real batch.

@@ -12,6 +12,10 @@
 // `vector_codes`: about 40 bytes per chunk, packed in few pages, one row per file instead of
 // one per chunk (a SQLite row step costs about as much as hundreds of popcounts). A file's
 // rows of both tables are written and deleted with its chunks, in the same transaction.
+// A chunk of an index with a model whose embedding failed (a remote model's service) has a
+// `pending_vectors` row instead of a vector; the next run embeds it again and put_vectors
+// adds its vector and its code to its file's row. So every chunk has exactly one of a vector
+// or a pending row, which verify checks.
 //
 // Full text. `chunks_fts` is a *contentless* FTS5 table (content=''): it stores only the
 // inverted index, never the text again, which keeps the file under about twice the source
@@ -85,6 +89,7 @@ CREATE TABLE vector_codes(
   chunk_ids BLOB NOT NULL,
   codes BLOB NOT NULL
 );
+CREATE TABLE pending_vectors(chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id));
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
   symbol, path, doc, body, content='', tokenize='porter kasava'
 );
@@ -116,7 +121,8 @@ constexpr const char* k_search_sql =
     " WHERE chunks_fts MATCH ?5 ORDER BY score LIMIT ?6";
 constexpr const char* k_insert_vector_sql = "INSERT INTO vectors(chunk_id, vector) VALUES(?1, ?2)";
 constexpr const char* k_insert_codes_sql =
-    "INSERT INTO vector_codes(file_id, chunk_ids, codes) VALUES(?1, ?2, ?3)";
+    "INSERT OR REPLACE INTO vector_codes(file_id, chunk_ids, codes) VALUES(?1, ?2, ?3)";
+constexpr const char* k_insert_pending_sql = "INSERT INTO pending_vectors(chunk_id) VALUES(?1)";
 // One statement for all ids (a JSON array), not one execution per id: a few hundred ids per
 // query, where each execution's bind/step/reset costs about what its lookup does.
 constexpr const char* k_vectors_by_ids_sql =
@@ -311,6 +317,10 @@ struct Store::Impl {
         .bind(1, file_id)
         .run();
     m_db.query("DELETE FROM vector_codes WHERE file_id = ?1").bind(1, file_id).run();
+    m_db.query(
+            "DELETE FROM pending_vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE file_id = ?1)")
+        .bind(1, file_id)
+        .run();
     m_db.query("DELETE FROM chunks WHERE file_id = ?1").bind(1, file_id).run();
     m_db.query("DELETE FROM files WHERE id = ?1").bind(1, file_id).run();
     m_db.query("DELETE FROM stat_cache WHERE path = ?1").bind(1, file_path).run();
@@ -517,7 +527,9 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
             .bind(4, fts_doc(chunk.doc, chunk.signature))
             .bind(5, chunk.text)
             .run();
-        if (!vectors.empty()) {
+        if (!vectors.empty() && vectors[i].values.empty()) {
+          db.query(k_insert_pending_sql).bind(1, chunk_id).run();
+        } else if (!vectors.empty()) {
           const std::vector<std::uint8_t> packed = pack_values(vectors[i]);
           db.query(k_insert_vector_sql).bind(1, chunk_id).bind_blob(2, packed.data(), packed.size()).run();
           chunk_ids.push_back(chunk_id);
@@ -533,6 +545,74 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
       }
     }
     savepoint.release();
+  });
+}
+
+void Store::put_vectors(const std::vector<std::int64_t>& chunk_ids,
+                        const std::vector<QuantizedVector>& vectors) {
+  if (chunk_ids.size() != vectors.size()) {
+    throw util::Failure("writing index '" + m_impl->m_path + "': " +
+                        std::to_string(chunk_ids.size()) + " chunks but " +
+                        std::to_string(vectors.size()) + " vectors");
+  }
+  m_impl->guarded("writing", [&] {
+    auto& db = m_impl->m_db;
+    Savepoint savepoint(db);
+    // The new codes of each file, appended to its row once all its vectors are in.
+    std::map<std::int64_t, std::pair<std::vector<std::int64_t>, std::vector<std::uint8_t>>> added;
+    for (std::size_t i = 0; i < chunk_ids.size(); ++i) {
+      if (vectors[i].values.empty()) continue;
+      std::int64_t file_id = 0;
+      {
+        auto query = db.query(
+            "SELECT c.file_id FROM pending_vectors p JOIN chunks c ON c.id = p.chunk_id"
+            " WHERE p.chunk_id = ?1");
+        query.bind(1, chunk_ids[i]);
+        if (!query.step()) continue;
+        file_id = query.column_int64(0);
+      }
+      db.query("DELETE FROM pending_vectors WHERE chunk_id = ?1").bind(1, chunk_ids[i]).run();
+      const std::vector<std::uint8_t> packed = pack_values(vectors[i]);
+      db.query(k_insert_vector_sql).bind(1, chunk_ids[i]).bind_blob(2, packed.data(), packed.size()).run();
+      auto& [ids, codes] = added[file_id];
+      ids.push_back(chunk_ids[i]);
+      codes.insert(codes.end(), vectors[i].code.begin(), vectors[i].code.end());
+    }
+    for (auto& [file_id, row] : added) {
+      auto& [ids, codes] = row;
+      auto query = db.query("SELECT chunk_ids, codes FROM vector_codes WHERE file_id = ?1");
+      query.bind(1, file_id);
+      if (query.step()) {
+        const auto old_ids = query.column_blob(0);
+        const auto old_codes = query.column_blob(1);
+        std::vector<std::int64_t> merged(old_ids.size() / sizeof(std::int64_t));
+        std::memcpy(merged.data(), old_ids.data(), merged.size() * sizeof(std::int64_t));
+        merged.insert(merged.end(), ids.begin(), ids.end());
+        ids = std::move(merged);
+        codes.insert(codes.begin(), old_codes.begin(), old_codes.end());
+      }
+      db.query(k_insert_codes_sql)
+          .bind(1, file_id)
+          .bind_blob(2, ids.data(), ids.size() * sizeof(std::int64_t))
+          .bind_blob(3, codes.data(), codes.size())
+          .run();
+    }
+    savepoint.release();
+  });
+}
+
+std::vector<ChunkRecord> Store::pending_chunks(std::int64_t after_id, int limit) const {
+  return m_impl->guarded("reading", [&] {
+    std::vector<std::int64_t> ids;
+    auto query = m_impl->m_db.query(
+        "SELECT chunk_id FROM pending_vectors WHERE chunk_id > ?1"
+        " ORDER BY chunk_id LIMIT ?2");
+    query.bind(1, after_id).bind(2, static_cast<std::int64_t>(limit));
+    while (query.step()) ids.push_back(query.column_int64(0));
+    auto records = chunks_by_id(ids);
+    std::sort(records.begin(), records.end(),
+              [](const ChunkRecord& a, const ChunkRecord& b) { return a.id < b.id; });
+    return records;
   });
 }
 
@@ -717,6 +797,11 @@ Store::Counts Store::counts() const {
   });
 }
 
+std::int64_t Store::last_chunk_id() const {
+  return m_impl->guarded("reading",
+                         [&] { return query_int(m_impl->m_db, "SELECT coalesce(max(id), 0) FROM chunks"); });
+}
+
 Stats Store::stats() const {
   return m_impl->guarded("reading", [&] {
     auto& db = m_impl->m_db;
@@ -733,6 +818,7 @@ Stats Store::stats() const {
     }
     stats.chunks = query_int(db, "SELECT count(*) FROM chunks");
     stats.vectors = query_int(db, "SELECT count(*) FROM vectors");
+    stats.pending_vectors = query_int(db, "SELECT count(*) FROM pending_vectors");
     {
       auto query =
           db.query("SELECT language, count(*) FROM files WHERE skip_reason = '' GROUP BY language");

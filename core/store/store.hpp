@@ -22,7 +22,8 @@ namespace kasava::store {
 /// Bumped whenever the schema or the tokenization changes; older indexes must be rebuilt
 /// (`kasava index` and the refresh before `ask` do it by themselves: the index is a cache).
 /// 2: vectors as int8 values plus a `vector_codes` table of binary codes per file.
-inline constexpr int k_schema_version = 2;
+/// 3: `pending_vectors`, chunks of an index with a model whose embedding failed.
+inline constexpr int k_schema_version = 3;
 
 enum class OpenMode {
   read_only,   ///< the file must exist; nothing is written
@@ -99,6 +100,7 @@ struct Stats {
   std::int64_t skipped_files = 0;  ///< files remembered as skipped
   std::int64_t chunks = 0;
   std::int64_t vectors = 0;        ///< chunk vectors (0 in an index built without a model)
+  std::int64_t pending_vectors = 0;  ///< chunks whose embedding failed, retried next run
   std::map<std::string, std::int64_t> files_per_language;  ///< indexed files only
   std::uint64_t source_bytes = 0;                          ///< total size of the indexed files
   std::uint64_t index_bytes = 0;  ///< size of the database file (page_count * page_size)
@@ -116,6 +118,7 @@ struct IndexCheck {
   std::int64_t chunks = 0;     ///< rows in `chunks`
   std::int64_t fts_rows = 0;   ///< rows in the full-text index
   std::int64_t vectors = 0;    ///< rows in `vectors`
+  std::int64_t pending_vectors = 0;  ///< rows in `pending_vectors`
   std::string embedding_model; ///< meta "embedding_model", "" when none
   int embedding_dims = 0;      ///< meta "embedding_dims", 0 when none
 };
@@ -160,9 +163,15 @@ public:
   void commit();
   void rollback();
   /// Replaces whatever is stored for record.path with this version and its chunks, and their
-  /// vectors when given (one per chunk, in order, all of one length; see quantize()).
+  /// vectors when given (one per chunk, in order, all of one length; see quantize()). A chunk
+  /// whose vector is empty (no values) is remembered as pending: its embedding failed, and a
+  /// later run embeds it again (pending_chunks, put_vectors).
   void put_file(const FileRecord& record, const std::vector<types::Chunk>& chunks,
                 const std::vector<QuantizedVector>& vectors = {});
+  /// Stores the vectors of chunks that were pending (see put_file), one per id, and adds
+  /// their codes to their files' rows. Ids that are not pending are ignored.
+  void put_vectors(const std::vector<std::int64_t>& chunk_ids,
+                   const std::vector<QuantizedVector>& vectors);
   /// Remembers new stat data (record.mtime_ns etc.) for a stored file whose content did not
   /// change (a touched file): the next run need not read it. Nothing when it is not stored.
   void put_stat(const FileRecord& record);
@@ -197,6 +206,9 @@ public:
   /// per-file code rows; codes of another length than `code` are ignored.
   std::vector<CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
                                      const FileFilter& accept = {}) const;
+  /// Chunks whose vector is pending (see put_file), by id after `after_id`, at most
+  /// `limit`, with their text: what the next run embeds again.
+  std::vector<ChunkRecord> pending_chunks(std::int64_t after_id, int limit) const;
   /// The stored vectors of these chunks (any order; chunks without one are skipped).
   std::vector<StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids) const;
   Stats stats() const;
@@ -207,6 +219,8 @@ public:
     std::int64_t chunks = 0;
   };
   Counts counts() const;
+  /// The largest chunk id in use (0 when there are no chunks).
+  std::int64_t last_chunk_id() const;
 
 private:
   struct Impl;

@@ -6,8 +6,9 @@
 // invariants between tables: every chunk has its file row and exactly one FTS row (by rowid),
 // every FTS row belongs to a chunk, no file remembered as skipped has chunks, every vector
 // belongs to a chunk and vectors only exist with a model stamp; with a stamp, every chunk has
-// one vector of the stamped dimensions and its file's row of binary codes lists exactly its
-// chunks (a missing or wrong vector is repaired by re-indexing the file). A chunk without its FTS row is
+// either one vector of the stamped dimensions or a pending_vectors row (its embedding failed;
+// never both), and its file's row of binary codes lists exactly its chunks with vectors (a
+// missing or wrong vector is repaired by re-indexing the file). A chunk without its FTS row is
 // repaired by re-indexing its file; an FTS row without a chunk cannot be deleted from a
 // contentless table without the original text, so it calls for a rebuild.
 #include "core/store/store.hpp"
@@ -84,6 +85,7 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
   check.files = count(db, "SELECT count(*) FROM files");
   check.chunks = count(db, "SELECT count(*) FROM chunks");
   check.vectors = count(db, "SELECT count(*) FROM vectors");
+  check.pending_vectors = count(db, "SELECT count(*) FROM pending_vectors");
   {
     auto query = db.query("SELECT value FROM meta WHERE key = 'embedding_model'");
     if (query.step()) check.embedding_model = std::string(query.column_text(0));
@@ -129,6 +131,12 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
   if (orphan_vectors > 0) {
     check.problems.push_back(std::to_string(orphan_vectors) + " vectors belong to no chunk");
   }
+  const auto orphan_pending = count(
+      db, "SELECT count(*) FROM pending_vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)");
+  if (orphan_pending > 0) {
+    check.problems.push_back(std::to_string(orphan_pending) +
+                             " pending vectors belong to no chunk");
+  }
   if (check.vectors > 0 && check.embedding_model.empty()) {
     check.problems.push_back(std::to_string(check.vectors) +
                              " vectors but no model stamp (meta embedding_model)");
@@ -154,12 +162,16 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
                              "' without its dimensions (meta embedding_dims)");
     return;
   }
-  // Every chunk has a vector of the stamped dimensions (int8 values + a 4-byte scale).
+  // Every chunk has a vector of the stamped dimensions (int8 values + a 4-byte scale) or is
+  // pending, not both.
   {
     auto query = db.query(
         "SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id"
         " LEFT JOIN vectors v ON v.chunk_id = c.id"
-        " WHERE v.chunk_id IS NULL OR length(v.vector) != ?1");
+        " LEFT JOIN pending_vectors p ON p.chunk_id = c.id"
+        " WHERE (v.chunk_id IS NULL AND p.chunk_id IS NULL)"
+        " OR (v.chunk_id IS NOT NULL AND p.chunk_id IS NOT NULL)"
+        " OR length(v.vector) != ?1");
     query.bind(1, static_cast<std::int64_t>(check.embedding_dims) + 4);
     while (query.step()) inconsistent.insert(std::string(query.column_text(0)));
   }
@@ -169,7 +181,9 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
     std::map<std::int64_t, std::set<std::int64_t>> chunks_of_file;
     std::map<std::int64_t, std::string> path_of_file;
     {
-      auto query = db.query("SELECT c.file_id, c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id");
+      auto query = db.query(
+          "SELECT c.file_id, c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id"
+          " WHERE c.id NOT IN (SELECT chunk_id FROM pending_vectors)");
       while (query.step()) {
         chunks_of_file[query.column_int64(0)].insert(query.column_int64(1));
         path_of_file.emplace(query.column_int64(0), std::string(query.column_text(2)));

@@ -173,7 +173,7 @@ TEST_CASE("semantic: an index of the previous schema is rebuilt by index and by 
   repo.commit_all("sample");
   for (const std::string command : {"index", "ask"}) {
     REQUIRE(repo.kasava({"index"}).exit_code == 0);
-    sqlite3_exec(repo.index_path(), "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+    sqlite3_exec(repo.index_path(), "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     const auto result = command == "index" ? repo.kasava({"index"})
                                            : repo.kasava({"ask", "parse the configuration"});
     INFO(command << "\n" << describe(result));
@@ -181,7 +181,7 @@ TEST_CASE("semantic: an index of the previous schema is rebuilt by index and by 
     CHECK(result.err.find("built by an older kasava") != std::string::npos);
     CHECK(lines_of(result.err).size() == 1);
     CHECK(sqlite3_value(repo.index_path(), "SELECT value FROM meta WHERE key = 'schema_version'") ==
-          "2");
+          "3");
   }
 }
 

@@ -1,11 +1,11 @@
-// Tests of the secret-file rules (core/remote/secrets.cpp).
+// Tests of the secret-file rules (core/util/secrets.cpp).
 #include <catch2/catch.hpp>
 
-#include "core/remote/secrets.hpp"
+#include "core/util/secrets.hpp"
 
-using kasava::remote::looks_like_secret;
+using kasava::util::looks_like_secret;
 
-TEST_CASE("remote::looks_like_secret flags secret file names") {
+TEST_CASE("util::looks_like_secret flags secret file names") {
   for (const char* path :
        {".env", "app/.env", ".env.local", ".env.production", "certs/server.pem", "tls/server.key",
         "KEYS/Server.KEY", "home/.ssh/id_rsa", "id_rsa.pub", "id_ed25519", "credentials",
@@ -13,14 +13,14 @@ TEST_CASE("remote::looks_like_secret flags secret file names") {
     CHECK(looks_like_secret(path, "harmless"));
 }
 
-TEST_CASE("remote::looks_like_secret passes ordinary files") {
+TEST_CASE("util::looks_like_secret passes ordinary files") {
   for (const char* path :
        {"src/main.cpp", "env.cpp", "src/environment.py", "docs/keys.md", "keyboard.c", "monkey.js",
         "src/credential_store.rs", ".envrc.md", "pem_reader.go", "README"})
     CHECK(!looks_like_secret(path, "int main() { return 0; }"));
 }
 
-TEST_CASE("remote::looks_like_secret flags private-key content anywhere") {
+TEST_CASE("util::looks_like_secret flags private-key content anywhere") {
   CHECK(looks_like_secret(
       "config/deploy.txt",
       "x\n-----BEGIN RSA PRIVATE KEY-----\nMIIE...\n-----END RSA PRIVATE KEY-----\n"));

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-namespace kasava::remote {
+namespace kasava::util {
 
 /// True for `.env` and `.env.*`, `*.pem`, `*.key`, `*.p12`/`*.pfx`, `id_rsa*`/`id_ed25519*`/
 /// `id_ecdsa*`/`id_dsa*`, `credentials*`, `.netrc`, `.npmrc`, `.pypirc`, and for any content
@@ -12,4 +12,4 @@ namespace kasava::remote {
 /// the last path component, case-insensitively. `content` may be a prefix of the file.
 bool looks_like_secret(std::string_view path, std::string_view content);
 
-}  // namespace kasava::remote
+}  // namespace kasava::util

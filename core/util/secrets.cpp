@@ -1,11 +1,11 @@
 // The secret-file rules (see secrets.hpp).
-#include "core/remote/secrets.hpp"
+#include "core/util/secrets.hpp"
 
 #include <string>
 
 #include "core/util/strings.hpp"
 
-namespace kasava::remote {
+namespace kasava::util {
 namespace {
 
 bool has_private_key_header(std::string_view content) {
@@ -38,4 +38,4 @@ bool looks_like_secret(std::string_view path, std::string_view content) {
   return has_private_key_header(content);
 }
 
-}  // namespace kasava::remote
+}  // namespace kasava::util
