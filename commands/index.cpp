@@ -75,6 +75,9 @@ std::string embedding_line(const index::IndexSummary& summary, bool dry_run, lon
 // meaning after a later run.
 void report_pending(const index::IndexSummary& summary, Context& context) {
   const auto& e = summary.embedding;
+  if (!e.cache_error.empty()) {
+    context.output.warning(e.cache_error + "; these vectors are not cached for the next run");
+  }
   if (e.pending == 0) return;
   std::string message = std::to_string(e.pending) +
                         " chunks have no vector yet and are found by words only; the next "

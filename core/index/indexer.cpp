@@ -218,7 +218,8 @@ void embed_remote(RemoteInputs& inputs, const IndexOptions& options,
   }
   if (options.vector_cache != nullptr && !fresh.empty()) {
     // A cache that cannot be written costs a second payment later, not this run.
-    (void)options.vector_cache->put(model, fresh_inputs, fresh);
+    auto cached = options.vector_cache->put(model, fresh_inputs, fresh);
+    if (!cached && tally.cache_error.empty()) tally.cache_error = cached.error().message;
   }
 }
 

@@ -65,6 +65,7 @@ struct IndexSummary {
     std::size_t would_send = 0;
     std::size_t estimated_tokens = 0;
     std::string first_error;         ///< why the first chunk failed ("" when none did)
+    std::string cache_error;         ///< why the vector cache could not be written ("" if it could)
   } embedding;
 };
 

@@ -300,3 +300,156 @@ TEST_CASE("index::run_index embeds every chunk once and stamps the model") {
   CHECK_FALSE(index::run_index(**source, **store, options, {}).ok());
   CHECK(other.embedded() == 0);
 }
+
+namespace {
+
+// A fake remote model (Locality::remote): fails every input containing `m_fail_word`, and
+// records how many inputs each call carried.
+class FlakyRemoteEmbedder : public embed::Embedder {
+public:
+  std::string model_id() const override { return "test:remote"; }
+  int dimensions() const override { return 16; }
+  embed::Locality locality() const override { return embed::Locality::remote; }
+  util::Result<std::vector<std::vector<float>>> embed(const std::vector<std::string_view>&,
+                                                      embed::InputKind) override {
+    return util::Error{"all or nothing is not what the indexer should call"};
+  }
+  embed::EmbedReport embed_partial(const std::vector<std::string_view>& inputs,
+                                   embed::InputKind) override {
+    calls.push_back(inputs.size());
+    embed::EmbedReport report;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      sent.emplace_back(inputs[i]);
+      if (!fail_word.empty() && inputs[i].find(fail_word) != std::string_view::npos) {
+        report.vectors.emplace_back();
+        report.failures.push_back({i, i + 1, "HTTP 503", permanent});
+        continue;
+      }
+      std::vector<float> vector(16, 0.1f);
+      for (std::size_t k = 0; k < inputs[i].size(); ++k) vector[k % 16] += static_cast<float>(inputs[i][k] % 7);
+      report.vectors.push_back(std::move(vector));
+    }
+    return report;
+  }
+
+  std::string fail_word;
+  bool permanent = false;
+  std::vector<std::size_t> calls;  // inputs per embed_partial call
+  std::vector<std::string> sent;
+};
+
+} // namespace
+
+TEST_CASE("index::run_index with a remote model: whole windows, cache, pending chunks sent again") {
+  Folder dir;
+  for (int i = 0; i < 40; ++i) {
+    dir.write("src/m" + std::to_string(i) + ".py",
+              "def f" + std::to_string(i) + "():\n    return 1\n\ndef g" + std::to_string(i) + "():\n    pass\n");
+  }
+  dir.write("src/flaky.py", "def flaky_function():\n    return 3\n");
+  dir.write(".env", "TOKEN=abc\n");
+  const std::string index_path = (dir.root() / ".kasava" / "index.db").string();
+  auto store = store::Store::open(index_path, store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  auto cache = store::VectorCache::open((dir.root() / "cache" / "vectors.db").string());
+  REQUIRE(cache.ok());
+  auto source = repo::open_source(dir.root().string(), {});
+  REQUIRE(source.ok());
+  FlakyRemoteEmbedder embedder;
+  embedder.fail_word = "flaky_function";
+  index::IndexOptions options;
+  options.embedder = &embedder;
+  options.vector_cache = cache->get();
+  options.threads = 2;
+
+  auto first = index::run_index(**source, **store, options, {});
+  REQUIRE(first.ok());
+  // One call for the whole window (not one per file), nothing of the secret file sent.
+  CHECK(embedder.calls.size() == 1);
+  CHECK(first->skipped.at("secret") == 1);
+  for (const auto& input : embedder.sent) CHECK(input.find("TOKEN") == std::string::npos);
+  CHECK(first->embedding.sent == first->chunks - 1);
+  CHECK(first->embedding.pending == 1);
+  CHECK(first->embedding.first_error == "HTTP 503");
+  CHECK((*store)->stats().pending_vectors == 1);
+  auto check = store::check_index(index_path);
+  REQUIRE(check.ok());
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+
+  // The service recovers: only the pending chunk is sent, and it gets its vector and code.
+  embedder.fail_word.clear();
+  embedder.sent.clear();
+  auto second = index::run_index(**source, **store, options, {});
+  REQUIRE(second.ok());
+  REQUIRE(embedder.sent.size() == 1);
+  CHECK(embedder.sent.front().find("flaky_function") != std::string::npos);
+  CHECK(second->embedding.retried == 1);
+  CHECK(second->embedding.pending == 0);
+  CHECK((*store)->stats().pending_vectors == 0);
+  CHECK((*store)->stats().vectors == static_cast<std::int64_t>(second->chunks));
+  check = store::check_index(index_path);
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+
+  // A rebuild into a new index pays nothing: every vector comes from the cache.
+  const std::string rebuilt_path = (dir.root() / "rebuilt.db").string();
+  auto rebuilt = store::Store::open(rebuilt_path, store::OpenMode::read_write);
+  REQUIRE(rebuilt.ok());
+  embedder.sent.clear();
+  auto third = index::run_index(**source, **rebuilt, options, {});
+  REQUIRE(third.ok());
+  CHECK(embedder.sent.empty());
+  CHECK(third->embedding.cached == third->chunks);
+  CHECK(store::check_index(rebuilt_path)->problems.empty());
+}
+
+TEST_CASE("index::run_index with a remote model stops at a permanent failure, leaving a sound index") {
+  Folder dir;
+  for (int i = 0; i < 300; ++i) {
+    dir.write("src/m" + std::to_string(i) + ".py", "def f" + std::to_string(i) + "():\n    return 1\n");
+  }
+  dir.write("zz/last.py", "def rejected_everywhere():\n    pass\n");
+  const std::string index_path = (dir.root() / ".kasava" / "index.db").string();
+  auto store = store::Store::open(index_path, store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  auto source = repo::open_source(dir.root().string(), {});
+  REQUIRE(source.ok());
+  FlakyRemoteEmbedder embedder;
+  embedder.fail_word = "rejected_everywhere";
+  embedder.permanent = true;
+  index::IndexOptions options;
+  options.embedder = &embedder;
+  try {
+    (void)index::run_index(**source, **store, options, {});
+    FAIL("a permanent failure must stop the run");
+  } catch (const util::Failure& failure) {
+    CHECK(std::string(failure.what()).find("HTTP 503") != std::string::npos);
+  }
+  auto check = store::check_index(index_path);
+  REQUIRE(check.ok());
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+}
+
+TEST_CASE("index::run_index dry run: counts what a remote model would be sent, writes nothing") {
+  Folder dir;
+  dir.write("a.py", "def alpha():\n    return 1\n");
+  dir.write("b.py", "def beta():\n    return 2\n");
+  auto store = store::Store::open(":memory:", store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  auto source = repo::open_source(dir.root().string(), {});
+  REQUIRE(source.ok());
+  FlakyRemoteEmbedder embedder;
+  index::IndexOptions options;
+  options.embedder = &embedder;
+  options.dry_run = true;
+  auto summary = index::run_index(**source, **store, options, {});
+  REQUIRE(summary.ok());
+  CHECK(embedder.calls.empty());
+  CHECK(summary->embedding.would_send == 2);
+  CHECK(summary->embedding.estimated_tokens > 2);
+  CHECK(summary->chunks_written == 2);
+  CHECK((*store)->file_states().empty());
+  CHECK(index::index_model(**store).empty());
+}

@@ -553,3 +553,58 @@ TEST_CASE("store::Store::open read_only reads what a writer committed after it o
   CHECK(reader->counts().chunks == 1);
   CHECK(search_paths(*reader, "alpha") == std::vector<std::string>{"src/a.cpp:alpha"});
 }
+
+TEST_CASE("store::Store pending vectors: stored without a vector, listed, then completed") {
+  TempDir dir;
+  const std::string path = dir.file("index.db");
+  auto store = open_store(path);
+  store->set_meta("embedding_model", "test:model");
+  store->set_meta("embedding_dims", "8");
+  const std::vector<float> a{1, -1, 1, -1, 1, -1, 1, -1};
+  const std::vector<float> b{-1, 1, -1, 1, -1, 1, -1, 1};
+  store->begin();
+  store->put_file(make_file("x.py"), {make_chunk("one", "def one"), make_chunk("two", "def two")},
+                  {kasava::store::quantize(a), kasava::store::QuantizedVector{}});
+  store->commit();
+  CHECK(store->stats().vectors == 1);
+  CHECK(store->stats().pending_vectors == 1);
+  auto check = kasava::store::check_index(path);
+  REQUIRE(check.ok());
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+
+  const auto pending = store->pending_chunks(0, 10);
+  REQUIRE(pending.size() == 1);
+  CHECK(pending.front().chunk.symbol == "two");
+  CHECK(pending.front().path == "x.py");
+  CHECK(store->pending_chunks(pending.front().id, 10).empty());
+
+  // Its vector arrives: the file's row of codes now lists both chunks.
+  store->begin();
+  store->put_vectors({pending.front().id}, {kasava::store::quantize(b)});
+  store->commit();
+  CHECK(store->stats().vectors == 2);
+  CHECK(store->stats().pending_vectors == 0);
+  const auto nearest = store->nearest_codes(kasava::store::binary_code(b), 1);
+  REQUIRE(nearest.size() == 1);
+  CHECK(nearest.front().chunk_id == pending.front().id);
+  CHECK(nearest.front().distance == 0);
+  check = kasava::store::check_index(path);
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+
+  // A chunk that is not pending is left alone.
+  store->begin();
+  store->put_vectors({pending.front().id}, {kasava::store::quantize(a)});
+  store->commit();
+  CHECK(store->stats().vectors == 2);
+
+  // Replacing the file forgets its pending rows with its chunks.
+  store->begin();
+  store->put_file(make_file("x.py", "b2"), {make_chunk("three", "def three")},
+                  {kasava::store::QuantizedVector{}});
+  store->remove_file("x.py");
+  store->commit();
+  CHECK(store->stats().pending_vectors == 0);
+  CHECK(kasava::store::check_index(path)->problems.empty());
+}
