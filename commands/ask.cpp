@@ -11,7 +11,6 @@
 
 #include "commands/answer.hpp"
 #include "commands/commands.hpp"
-#include "commands/interrupt.hpp"
 #include "core/search/search.hpp"
 #include "core/util/json.hpp"
 #include "core/util/strings.hpp"
@@ -182,17 +181,7 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
   search_options.path_glob = options.path_glob;
   search_options.mode = *mode;
   search_options.min_score = options.min_score;
-  embed::Embedder* embedder = embedder_for_query(context, *store, *mode == search::Mode::lexical);
-  auto found = search::search(*store, search_options, embedder);
-  if (!found && *mode == search::Mode::hybrid && embedder != nullptr &&
-      embedder->locality() == embed::Locality::remote && !interrupted()) {
-    // The words still answer when the model's service does not.
-    context.output.warning("searching by meaning failed, so results are by words only: " +
-                           found.error().message);
-    search_options.mode = search::Mode::lexical;
-    found = search::search(*store, search_options, nullptr);
-  }
-  auto hits = std::move(found).value_or_throw();
+  auto hits = run_search(context, *store, search_options).value_or_throw();
 
   if (answer_settings) return stream_answer(options.query, hits, *answer_settings, context);
   if (options.json) {

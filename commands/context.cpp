@@ -162,6 +162,20 @@ embed::Embedder* embedder_for_query(Context& context, const store::Store& store,
   return &context.embedder();
 }
 
+util::Result<std::vector<search::SearchHit>> run_search(Context& context, const store::Store& store,
+                                                        search::SearchOptions options) {
+  embed::Embedder* embedder = embedder_for_query(context, store, options.mode == search::Mode::lexical);
+  auto found = search::search(store, options, embedder);
+  if (!found && options.mode == search::Mode::hybrid && embedder != nullptr &&
+      embedder->locality() == embed::Locality::remote && !interrupted()) {
+    context.output.warning("searching by meaning failed, so results are by words only: " +
+                           found.error().message);
+    options.mode = search::Mode::lexical;
+    found = search::search(store, options, nullptr);
+  }
+  return found;
+}
+
 std::string model_mismatch_message(const std::string& index_path, const std::string& index_model,
                                    const std::string& model_in_use) {
   return "index '" + index_path + "' was built with model '" + index_model +

@@ -11,6 +11,7 @@
 #include "commands/settings.hpp"
 #include "core/embed/embedder.hpp"
 #include "core/index/indexer.hpp"
+#include "core/search/search.hpp"
 #include "core/store/store.hpp"
 #include "core/store/vector_cache.hpp"
 
@@ -73,6 +74,12 @@ std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std
 /// The embedder a query on `store` needs: null for a lexical query or an index without
 /// vectors (nothing is loaded then), else context.embedder().
 embed::Embedder* embedder_for_query(Context& context, const store::Store& store, bool lexical);
+
+/// Runs a search on `store` with the embedder the mode needs (embedder_for_query). When a
+/// hybrid search fails because a remote model's service does not answer, the words still
+/// do: it warns and returns the lexical results.
+util::Result<std::vector<search::SearchHit>> run_search(Context& context, const store::Store& store,
+                                                        search::SearchOptions options);
 
 /// The error for an index whose vectors come from another model than the one in use.
 std::string model_mismatch_message(const std::string& index_path, const std::string& index_model,

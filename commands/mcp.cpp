@@ -123,9 +123,7 @@ private:
     const QueryTarget target = resolve_query_target(m_context);
     refresh_index(m_context, target);
     auto store = open_store(target.index_path, store::OpenMode::read_only);
-    auto hits = search::search(
-        *store, options,
-        embedder_for_query(m_context, *store, options.mode == search::Mode::lexical));
+    auto hits = run_search(m_context, *store, options);
     if (!hits) return mcp::ToolOutcome::error(hits.error().message);
 
     mcp::ToolOutcome outcome;
