@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/e2e/background.hpp"
 #include "tests/e2e/harness.hpp"
 
 using namespace kasava::e2e;
@@ -285,4 +286,44 @@ TEST_CASE("mcp: SIGTERM ends a server waiting for its client") {
   CHECK(session.request(1, "ping")["result"].is_object());
   session.signal(SIGTERM);  // stdin stays open: the server is blocked reading it
   CHECK(session.wait_exit() == 130);
+}
+
+TEST_CASE("mcp: searches while `kasava index` rewrites the index keep answering") {
+  FixtureRepo repo;
+  write_many_files(repo, 1500, 0);
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  write_many_files(repo, 1500, 1);  // every file changes: the next run rewrites them all
+  TempDir scratch("mcp-concurrent");
+  McpSession session(repo.root(), scratch);
+  session.request(1, "initialize",
+                  R"({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}})");
+  session.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+
+  BackgroundKasava writer({"index"}, repo.root(), scratch / "writer");
+  int id = 2;
+  int rounds = 0;
+  while (writer.running() || rounds == 0) {
+    // Each search refreshes first: with the writer holding the lock, it searches what has
+    // been committed, old and new versions of files side by side, never a locked database.
+    const JsonValue found = session.call(id++, "search", R"({"query":"handler request","limit":5})");
+    INFO(found.dump());
+    CHECK(found["isError"] == JsonValue(false));
+    CHECK(found["structuredContent"]["results"].size() == 5);
+    const JsonValue status = session.call(id++, "index_status", "{}");
+    CHECK(status["isError"] == JsonValue(false));
+    ++rounds;
+  }
+  INFO(writer.err());
+  REQUIRE(writer.wait() == 0);
+  // Once the writer is done, the new version is what is found.
+  const JsonValue after = session.call(id++, "search", R"({"query":"omega service request","limit":3,"mode":"lexical"})");
+  CHECK(after["isError"] == JsonValue(false));
+  CHECK_THAT(after["structuredContent"]["results"][std::size_t{0}]["code"].as_string(),
+             Catch::Contains("omega"));
+  session.close_stdin();
+  CHECK(session.wait_exit() == 0);
+  const std::string errors = session.stderr_text();
+  CHECK(errors.find("locked") == std::string::npos);
+  CHECK(errors.find("busy") == std::string::npos);
+  WARN("mcp: " << rounds << " search+status rounds while index ran");
 }
