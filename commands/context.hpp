@@ -30,8 +30,9 @@ struct Context {
   /// resolved on first use; their warnings are printed then.
   const Settings& settings();
   /// An index made with a remote model remembers it: when no model was chosen (the setting
-  /// is the default), a query on that index uses the index's model (`voyage:voyage-code-3`,
-  /// `openai:nomic-embed-text@512`) instead of the built-in one.
+  /// is the default), queries on that index and `kasava index` runs on it use the index's
+  /// model (`voyage:voyage-code-3`, `openai:nomic-embed-text@512`) instead of the built-in
+  /// one; `--model builtin` switches back.
   void adopt_index_model(const std::string& index_model);
 
   /// The embedding model in use: `builtin` (compiled into kasava), a `.kmodel` file, or a

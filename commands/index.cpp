@@ -156,11 +156,13 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   auto source = repo::open_source(path, open_options).value_or_throw();
   const std::string root = source->root();
   context.use_repository(root);
-  context.embedder();  // a bad model fails before anything is written
-
   std::string index_path = context.global.index_path.empty()
                                ? index::default_index_path(root)
                                : util::absolute_path(context.global.index_path);
+  // An index built with a remote model keeps it unless another one is chosen (--model builtin
+  // switches back).
+  context.adopt_index_model(store::Store::peek_meta(index_path, "embedding_model").value_or(""));
+  context.embedder();  // a bad model fails before anything is written
   if (options.dry_run) return run_dry(options, context, *source, index_path);
   // One writer at a time: a second `kasava index` on the same index waits for the first
   // (SQLite alone would interleave the two runs' batches and fail one with "database is

@@ -220,6 +220,18 @@ TEST_CASE("remote: index and ask through an OpenAI-compatible server") {
   // Nothing of the key in the index file.
   CHECK(repo.read(".kasava/index.db").find(k_key) == std::string::npos);
 
+  // `kasava index` keeps the index's model too; `--model builtin` switches back, saying so.
+  const auto again = repo.kasava({"index", "--json"}, ask_env);
+  INFO(describe(again));
+  REQUIRE(again.exit_code == 0);
+  CHECK(parse_json_output(again.out)["model"].as_string() == "openai:test-embed");
+  CHECK(parse_json_output(again.out)["parsed"].get_integer() == 0);
+  const auto back = repo.kasava({"index", "--json", "--model", "builtin"}, ask_env);
+  INFO(describe(back));
+  REQUIRE(back.exit_code == 0);
+  CHECK(parse_json_output(back.out)["model"].as_string().rfind("builtin:", 0) == 0);
+  CHECK(back.err.find("re-embedding everything") != std::string::npos);
+
   const auto verified = repo.kasava({"verify"}, env);
   INFO(describe(verified));
   CHECK(verified.exit_code == 0);
