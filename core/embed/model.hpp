@@ -34,8 +34,15 @@ struct ModelData {
   std::vector<float> table;              ///< (vocabulary.size() + buckets) * dims
 };
 
-/// Serializes a model into the `.kmodel` format (rows quantised to int8 with a per-row scale).
+/// Serializes a model into the `.kmodel` format (rows quantised to int8 with a per-row scale,
+/// the word table ready-made; see model.cpp).
 std::string serialize_model(const ModelData& data);
+
+/// Converts a `.kmodel` image of an earlier format version into the current one without
+/// touching the model: the same int8 rows, scales and weights, so encode() gives bit-identical
+/// vectors and model_id() stays the same. An image already current is returned as it is.
+/// Errors name `origin` ("model 'x.kmodel': checksum mismatch (corrupt file)").
+util::Result<std::string> upgrade_model(std::string_view bytes, const std::string& origin);
 
 /// A loaded model. Immutable once loaded; encode() is thread-safe.
 class Model {
@@ -45,7 +52,9 @@ public:
   Model& operator=(const Model&) = delete;
 
   /// Parses a `.kmodel` image. `origin` names it in errors ("model 'x.kmodel'"); when `keep`
-  /// is true the bytes are copied, otherwise they must outlive the model (the compiled-in one).
+  /// is true the bytes are copied and checked whole, otherwise they must outlive the model
+  /// (the compiled-in one) and are read in place with no per-word work. An image of an
+  /// earlier version is converted in memory (upgrade_model) and kept.
   static util::Result<std::shared_ptr<const Model>> from_bytes(std::string_view bytes,
                                                                const std::string& origin,
                                                                bool keep = true);
