@@ -1,12 +1,19 @@
 // HttpClient over libcurl's easy interface. The only file of kasava that includes curl.h.
 // Each send() borrows an easy handle from a pool; curl_easy_reset() keeps a handle's live
 // connections, so consecutive requests to one host reuse TCP and TLS sessions.
+//
+// libcurl is loaded (dlopen) when the first client is made, not when kasava starts: it and the
+// twenty libraries it brings (TLS, Kerberos, LDAP, RTMP, …) cost every process about 7M
+// cycles of dynamic loading and relocation (LD_DEBUG=statistics: 17M for the whole binary),
+// ~2 ms on each `ask`, while only remote models and written answers use HTTP.
 #include "core/net/curl_client.hpp"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/util/strings.hpp"
@@ -14,25 +21,72 @@
 namespace kasava::net {
 namespace {
 
+// The libcurl functions kasava calls, resolved from the shared library at first use.
+struct CurlApi {
+  decltype(&::curl_global_init) global_init = nullptr;
+  decltype(&::curl_easy_init) easy_init = nullptr;
+  decltype(&::curl_easy_cleanup) easy_cleanup = nullptr;
+  decltype(&::curl_easy_reset) easy_reset = nullptr;
+  decltype(&::curl_easy_setopt) easy_setopt = nullptr;
+  decltype(&::curl_easy_perform) easy_perform = nullptr;
+  decltype(&::curl_easy_strerror) easy_strerror = nullptr;
+  decltype(&::curl_slist_append) slist_append = nullptr;
+  decltype(&::curl_slist_free_all) slist_free_all = nullptr;
+  std::string error;  ///< why libcurl is not usable; "" when it is
+};
+
+// The soname of the libcurl kasava is built against (Debian: libcurl4).
+constexpr const char* k_libcurl = "libcurl.so.4";
+
+const CurlApi& curl() {
+  static const CurlApi api = [] {
+    CurlApi loaded;
+    // Never closed: libcurl keeps global state (TLS) for the rest of the process.
+    void* library = ::dlopen(k_libcurl, RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      const char* reason = ::dlerror();
+      loaded.error = std::string("cannot load ") + k_libcurl + " (" +
+                     (reason != nullptr ? reason : "unknown reason") +
+                     "): remote models and answers need libcurl (Debian: apt-get install libcurl4)";
+      return loaded;
+    }
+    auto resolve = [&](auto& function, const char* name) {
+      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(::dlsym(library, name));
+      if (function == nullptr && loaded.error.empty()) {
+        loaded.error = std::string(k_libcurl) + " has no " + name + ": too old a libcurl";
+      }
+    };
+    resolve(loaded.global_init, "curl_global_init");
+    resolve(loaded.easy_init, "curl_easy_init");
+    resolve(loaded.easy_cleanup, "curl_easy_cleanup");
+    resolve(loaded.easy_reset, "curl_easy_reset");
+    resolve(loaded.easy_setopt, "curl_easy_setopt");
+    resolve(loaded.easy_perform, "curl_easy_perform");
+    resolve(loaded.easy_strerror, "curl_easy_strerror");
+    resolve(loaded.slist_append, "curl_slist_append");
+    resolve(loaded.slist_free_all, "curl_slist_free_all");
+    if (loaded.error.empty() && loaded.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+      loaded.error = std::string("initialising ") + k_libcurl + " failed";
+    }
+    return loaded;
+  }();
+  return api;
+}
+
 struct EasyDeleter {
-  void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
+  void operator()(CURL* handle) const { curl().easy_cleanup(handle); }
 };
 using EasyHandle = std::unique_ptr<CURL, EasyDeleter>;
 
 struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+  void operator()(curl_slist* list) const { curl().slist_free_all(list); }
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 
 /// Appends a line; curl_slist_append returns the head, which is new only for the first line.
 void append(Slist& list, const std::string& line) {
-  curl_slist* head = curl_slist_append(list.get(), line.c_str());
+  curl_slist* head = curl().slist_append(list.get(), line.c_str());
   if (head != nullptr && head != list.get()) list.reset(head);
-}
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 /// State shared with curl's callbacks during one transfer.
@@ -122,18 +176,23 @@ FailureKind classify(CURLcode code) {
 
 class CurlClient final : public HttpClient {
 public:
-  explicit CurlClient(CurlOptions options) : m_options(std::move(options)) { global_init(); }
+  explicit CurlClient(CurlOptions options) : m_options(std::move(options)) {}
 
   HttpOutcome send(const HttpRequest& request) override {
     HttpOutcome outcome;
     const std::string where = request.method + " " + display_url(request.url);
+    if (const std::string& unusable = curl().error; !unusable.empty()) {
+      outcome.failure = FailureKind::other;
+      outcome.error = where + ": " + unusable;
+      return outcome;
+    }
     EasyHandle handle = borrow();
     if (!handle) {
       outcome.failure = FailureKind::other;
       outcome.error = where + ": cannot create a libcurl handle";
       return outcome;
     }
-    CURL* curl = handle.get();
+    CURL* easy = handle.get();
     Transfer transfer;
     transfer.request = &request;
 
@@ -143,43 +202,43 @@ public:
     append(headers, "Expect:");
 
     char error_buffer[CURL_ERROR_SIZE] = {};
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
-    curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, m_options.user_agent.c_str());
-    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+    curl().easy_setopt(easy, CURLOPT_ERRORBUFFER, error_buffer);
+    curl().easy_setopt(easy, CURLOPT_URL, request.url.c_str());
+    curl().easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl().easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl().easy_setopt(easy, CURLOPT_USERAGENT, m_options.user_agent.c_str());
+    curl().easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+    curl().easy_setopt(easy, CURLOPT_HTTPHEADER, headers.get());
     if (request.method == "POST") {
-      curl_easy_setopt(curl, CURLOPT_POST, 1L);
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+      curl().easy_setopt(easy, CURLOPT_POST, 1L);
+      curl().easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
                        static_cast<curl_off_t>(request.body.size()));
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+      curl().easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
     } else if (request.method != "GET") {
-      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+      curl().easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
       if (!request.body.empty()) {
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+        curl().easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
                          static_cast<curl_off_t>(request.body.size()));
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+        curl().easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
       }
     }
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+    curl().easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                      static_cast<long>(request.timeouts.connect.count()));
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeouts.total.count()));
+    curl().easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeouts.total.count()));
     if (request.timeouts.low_speed_bytes > 0 && request.timeouts.low_speed_time.count() > 0) {
-      curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, request.timeouts.low_speed_bytes);
-      curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
+      curl().easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, request.timeouts.low_speed_bytes);
+      curl().easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
                        static_cast<long>(request.timeouts.low_speed_time.count()));
     }
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &transfer);
+    curl().easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
+    curl().easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
+    curl().easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl().easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
+    curl().easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    curl().easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl().easy_setopt(easy, CURLOPT_XFERINFODATA, &transfer);
 
-    const CURLcode code = curl_easy_perform(curl);
+    const CURLcode code = curl().easy_perform(easy);
     outcome.streamed_bytes = transfer.streamed;
     if (code == CURLE_OK) {
       outcome.response = std::move(transfer.response);
@@ -197,7 +256,7 @@ public:
       outcome.failure = classify(code);
       // libcurl's messages name hosts, ports and timings, never header values; redact anyway
       // in case a server reflected one into something libcurl quotes.
-      std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);
+      std::string detail = error_buffer[0] != '\0' ? error_buffer : curl().easy_strerror(code);
       detail = redact(std::move(detail), secret_header_values(request.headers));
       if (!detail.empty() && detail[0] >= 'A' && detail[0] <= 'Z')
         detail[0] = static_cast<char>(detail[0] - 'A' + 'a');  // our messages start lower-case
@@ -215,11 +274,11 @@ private:
       if (!m_idle.empty()) {
         EasyHandle handle = std::move(m_idle.back());
         m_idle.pop_back();
-        curl_easy_reset(handle.get());
+        curl().easy_reset(handle.get());
         return handle;
       }
     }
-    return EasyHandle(curl_easy_init());
+    return EasyHandle(curl().easy_init());
   }
 
   void give_back(EasyHandle handle) {
