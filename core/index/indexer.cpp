@@ -169,8 +169,10 @@ void embed_remote(RemoteInputs& inputs, const IndexOptions& options,
   if (options.vector_cache != nullptr) {
     auto cached = options.vector_cache->get(model, views, embedder.dimensions());
     for (std::size_t i = 0; i < views.size(); ++i) {
+      // A dry run may not know the model's vector length yet (it learns it from a request).
       if (i < cached.size() && cached[i] &&
-          static_cast<int>(cached[i]->values.size()) == embedder.dimensions()) {
+          (embedder.dimensions() == 0 ||
+           static_cast<int>(cached[i]->values.size()) == embedder.dimensions())) {
         *inputs.targets[i] = std::move(*cached[i]);
         ++tally.cached;
       } else {
@@ -699,7 +701,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
                       [](const auto& state) { return state.second.skip_reason.empty(); }));
     summary.chunks = static_cast<std::size_t>(store.counts().chunks);
   }
-  if (remote) summary.embedding.pending = static_cast<std::size_t>(store.stats().pending_vectors);
+  if (remote) summary.embedding.pending = static_cast<std::size_t>(store.pending_count());
   summary.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return summary;

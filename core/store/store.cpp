@@ -797,6 +797,11 @@ Store::Counts Store::counts() const {
   });
 }
 
+std::int64_t Store::pending_count() const {
+  return m_impl->guarded("reading",
+                         [&] { return query_int(m_impl->m_db, "SELECT count(*) FROM pending_vectors"); });
+}
+
 std::int64_t Store::last_chunk_id() const {
   return m_impl->guarded("reading",
                          [&] { return query_int(m_impl->m_db, "SELECT coalesce(max(id), 0) FROM chunks"); });
