@@ -1,12 +1,37 @@
 // libgit2 initialisation, error text and repository opening shared by core/repo's sources.
+//
+// Deferred CA certificates. Debian's libgit2 is built with mbedTLS, and git_libgit2_init()
+// parses the whole system CA bundle (/etc/ssl/certs/ca-certificates.crt, ~140 certificates of
+// base64) whether or not the process will ever open a TLS connection: ~54M instructions, a
+// fifth of a no-change `kasava index` and more than the rest of the listing. kasava needs them
+// only to clone or fetch over HTTPS. So this file defines mbedtls_x509_crt_parse_file itself:
+// an executable's definition takes precedence over a shared library's for every caller (ELF
+// symbol interposition), and libgit2 calls it through the dynamic linker. While
+// git_libgit2_init() runs on this thread, the call records the path and returns "loaded,
+// nothing in it"; every other call — load_default_certificates(), and any other mbedTLS user
+// in the process — goes to the real function (dlsym RTLD_NEXT). With a libgit2 built on
+// OpenSSL nothing calls it and nothing changes.
 #include "core/repo/git_handles.hpp"
+
+#include <dlfcn.h>
+#include <mutex>
 
 namespace kasava::repo::detail {
 
 namespace {
 
+/// True on the thread running git_libgit2_init(), only while it runs.
+thread_local bool t_deferring_certificates = false;
+std::mutex g_certificates_mutex;
+std::string g_deferred_certificates;  // the bundle libgit2 wanted at init, "" if none
+bool g_certificates_loaded = false;
+
 struct Libgit2 {
-  Libgit2() { git_libgit2_init(); }
+  Libgit2() {
+    t_deferring_certificates = true;
+    git_libgit2_init();
+    t_deferring_certificates = false;
+  }
 };
 
 }  // namespace
@@ -15,6 +40,23 @@ void ensure_libgit2() {
   // A function-local static: initialised once, thread-safely, on first use.
   static const Libgit2 k_libgit2;
   (void)k_libgit2;
+}
+
+std::string deferred_certificates() {
+  std::lock_guard lock(g_certificates_mutex);
+  return g_deferred_certificates;
+}
+
+bool load_default_certificates() {
+  ensure_libgit2();
+  std::lock_guard lock(g_certificates_mutex);
+  if (g_deferred_certificates.empty() || g_certificates_loaded) return true;
+  if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, g_deferred_certificates.c_str(), nullptr) <
+      0) {
+    return false;
+  }
+  g_certificates_loaded = true;
+  return true;
 }
 
 std::string last_git_error(const char* fallback) {
@@ -53,3 +95,20 @@ std::string work_tree_of(git_repository* repository) {
 }
 
 }  // namespace kasava::repo::detail
+
+/// See "Deferred CA certificates" above. The signature is mbedTLS's (mbedtls_x509_crt* is
+/// opaque here): C linkage matches by name.
+extern "C" int mbedtls_x509_crt_parse_file(void* chain, const char* path) {
+  using kasava::repo::detail::g_deferred_certificates;
+  if (kasava::repo::detail::t_deferring_certificates && path != nullptr) {
+    std::lock_guard lock(kasava::repo::detail::g_certificates_mutex);
+    g_deferred_certificates = path;
+    return 0;
+  }
+  using Parse = int (*)(void*, const char*);
+  static const Parse k_real =
+      reinterpret_cast<Parse>(::dlsym(RTLD_NEXT, "mbedtls_x509_crt_parse_file"));
+  // mbedTLS's "file I/O error": the real function is not there, so no chain can be loaded.
+  constexpr int k_file_io_error = -0x2900;
+  return k_real ? k_real(chain, path) : k_file_io_error;
+}

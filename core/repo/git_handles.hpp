@@ -8,6 +8,8 @@
 
 #include <git2.h>
 
+#include "core/repo/certificates.hpp"
+
 namespace kasava::repo::detail {
 
 /// Calls git_libgit2_init() exactly once per process (thread-safe). Every entry point of the

@@ -283,6 +283,11 @@ std::string clone_path_for(const std::string& url, const std::string& cache_dir)
 
 util::Result<std::string> clone_or_fetch(const std::string& url, const std::string& destination) {
   detail::ensure_libgit2();
+  // HTTPS needs the CA certificates that initialisation skipped (git_handles.cpp).
+  if (!detail::load_default_certificates()) {
+    return util::Error{"cloning '" + redact_url(url) +
+                       "': loading CA certificates: " + detail::last_git_error()};
+  }
   try {
     const std::string absolute = util::absolute_path(destination);
     std::error_code error;

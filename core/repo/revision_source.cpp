@@ -1,13 +1,46 @@
 // The tree of one commit (`kasava index --rev REV`) as a Source: ids come from the tree, sizes
 // from object headers, content from the object database; the work tree is never looked at.
+// list_changed() skips the folders whose tree id an earlier listing saw: a tree id is the hash
+// of the folder's whole content, so the same id means the same files, ids and sizes below.
 #include <algorithm>
 #include <mutex>
+#include <stdexcept>
 
 #include "core/repo/detail.hpp"
 
 namespace kasava::repo::detail {
 
 namespace {
+
+/// Appends the file (or submodule) of one tree entry under `path`. False with `error` set when
+/// its object header cannot be read. Trees and other objects are not files: ignored.
+bool add_file(git_odb* odb, const git_tree_entry* item, std::string path,
+              std::vector<SourceEntry>& entries, std::string& error) {
+  const git_object_t type = git_tree_entry_type(item);
+  SourceEntry entry;
+  entry.path = std::move(path);
+  if (type == GIT_OBJECT_COMMIT) {
+    entry.kind = EntryKind::submodule;
+    entries.push_back(std::move(entry));
+    return true;
+  }
+  if (type != GIT_OBJECT_BLOB) return true;
+
+  entry.kind =
+      git_tree_entry_filemode(item) == GIT_FILEMODE_LINK ? EntryKind::symlink : EntryKind::regular;
+  const git_oid* id = git_tree_entry_id(item);
+  entry.blob_id = oid_to_hex(*id);
+  std::size_t size = 0;
+  git_object_t object_type = GIT_OBJECT_INVALID;
+  // Only the header: the size without inflating the blob.
+  if (git_odb_read_header(&size, &object_type, odb, id) < 0) {
+    error = "reading object " + entry.blob_id + " of '" + entry.path + "': " + last_git_error();
+    return false;
+  }
+  entry.size = size;
+  entries.push_back(std::move(entry));
+  return true;
+}
 
 /// State shared with the git_tree_walk callback, which is C and must not throw.
 struct WalkContext {
@@ -20,39 +53,73 @@ int walk_entry(const char* parent, const git_tree_entry* item, void* payload) {
   auto& context = *static_cast<WalkContext*>(payload);
   try {
     const std::string name = git_tree_entry_name(item);
-    const git_object_t type = git_tree_entry_type(item);
     if (name == ".git" || name == ".kasava") return 1;  // positive: skip this subtree
-    if (type == GIT_OBJECT_TREE) return 0;
-
-    SourceEntry entry;
-    entry.path = std::string(parent) + name;
-    if (type == GIT_OBJECT_COMMIT) {
-      entry.kind = EntryKind::submodule;
-      context.entries->push_back(std::move(entry));
-      return 0;
-    }
-    if (type != GIT_OBJECT_BLOB) return 0;
-
-    entry.kind = git_tree_entry_filemode(item) == GIT_FILEMODE_LINK ? EntryKind::symlink
-                                                                    : EntryKind::regular;
-    const git_oid* id = git_tree_entry_id(item);
-    entry.blob_id = oid_to_hex(*id);
-    std::size_t size = 0;
-    git_object_t object_type = GIT_OBJECT_INVALID;
-    // Only the header: the size without inflating the blob.
-    if (git_odb_read_header(&size, &object_type, context.odb, id) < 0) {
-      context.error =
-          "reading object " + entry.blob_id + " of '" + entry.path + "': " + last_git_error();
-      return -1;
-    }
-    entry.size = size;
-    context.entries->push_back(std::move(entry));
-    return 0;
+    if (git_tree_entry_type(item) == GIT_OBJECT_TREE) return 0;
+    return add_file(context.odb, item, std::string(parent) + name, *context.entries, context.error)
+               ? 0
+               : -1;
   } catch (const std::exception& exception) {
     context.error = exception.what();
     return -1;
   }
 }
+
+/// list_changed()'s walk: one folder, entered only when its tree id is not the known one.
+class ChangedTreeWalk {
+public:
+  ChangedTreeWalk(git_repository* repository, git_odb* odb,
+                  const std::vector<std::pair<std::string, std::string>>& known)
+      : m_repository(repository), m_odb(odb), m_known(known) {
+    std::sort(m_known.begin(), m_known.end());
+  }
+
+  TreeListing run(const git_tree* root) {
+    walk(root, "");
+    const auto by_path = [](const SourceEntry& a, const SourceEntry& b) { return a.path < b.path; };
+    std::sort(m_listing.entries.begin(), m_listing.entries.end(), by_path);
+    std::sort(m_listing.unchanged.begin(), m_listing.unchanged.end());
+    std::sort(m_listing.trees.begin(), m_listing.trees.end());
+    return std::move(m_listing);
+  }
+
+private:
+  void walk(const git_tree* tree, const std::string& path) {
+    std::string id = oid_to_hex(*git_tree_id(tree));
+    const auto known =
+        std::lower_bound(m_known.begin(), m_known.end(), path,
+                         [](const auto& pair, const std::string& key) { return pair.first < key; });
+    const bool same = known != m_known.end() && known->first == path && known->second == id;
+    m_listing.trees.emplace_back(path, std::move(id));
+    if (same) {
+      m_listing.unchanged.push_back(path);
+      return;
+    }
+    const std::size_t count = git_tree_entrycount(tree);
+    for (std::size_t i = 0; i < count; ++i) {
+      const git_tree_entry* item = git_tree_entry_byindex(tree, i);
+      const std::string name = git_tree_entry_name(item);
+      if (name == ".git" || name == ".kasava") continue;
+      std::string child = path.empty() ? name : path + "/" + name;
+      if (git_tree_entry_type(item) != GIT_OBJECT_TREE) {
+        std::string error;
+        if (!add_file(m_odb, item, std::move(child), m_listing.entries, error))
+          throw std::runtime_error(error);
+        continue;
+      }
+      git_tree* raw_subtree = nullptr;
+      if (git_tree_lookup(&raw_subtree, m_repository, git_tree_entry_id(item)) < 0) {
+        throw std::runtime_error("reading tree '" + child + "': " + last_git_error());
+      }
+      const TreeHandle subtree(raw_subtree);
+      walk(subtree.get(), child);
+    }
+  }
+
+  git_repository* m_repository;
+  git_odb* m_odb;
+  std::vector<std::pair<std::string, std::string>> m_known;
+  TreeListing m_listing;
+};
 
 class RevisionSource final : public Source {
 public:
@@ -85,6 +152,18 @@ public:
       return entries;
     } catch (const std::exception& exception) {
       return util::Error{"listing revision '" + m_revision + "': " + exception.what()};
+    }
+  }
+
+  std::optional<util::Result<TreeListing>> list_changed(
+      const std::vector<std::pair<std::string, std::string>>& known) override {
+    try {
+      std::lock_guard lock(m_mutex);
+      return util::Result<TreeListing>(
+          ChangedTreeWalk(m_repository.get(), m_odb.get(), known).run(m_tree.get()));
+    } catch (const std::exception& exception) {
+      return util::Result<TreeListing>(
+          util::Error{"listing revision '" + m_revision + "': " + exception.what()});
     }
   }
 

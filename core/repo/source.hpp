@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/util/result.hpp"
@@ -40,6 +41,21 @@ struct SourceEntry {
   FileStat stat = {};
 };
 
+/// A commit's files listed against the tree ids of an earlier listing (Source::list_changed):
+/// git trees are a Merkle tree, so a folder whose tree id did not change holds exactly the
+/// files it held, and is not walked.
+struct TreeListing {
+  /// Files of the folders whose tree id changed (or that are new), sorted by path; what
+  /// list() would return for them.
+  std::vector<SourceEntry> entries;
+  /// Folders whose tree id matched `known`, sorted: every file under "<folder>/" is as it was
+  /// ("" for the root: nothing changed at all). Files under them are not in `entries`.
+  std::vector<std::string> unchanged;
+  /// The tree id of every folder this listing walked, and of each unchanged one ("" = the
+  /// root); with the ids remembered under the unchanged folders, the `known` of next time.
+  std::vector<std::pair<std::string, std::string>> trees;
+};
+
 /// A repository or directory to index.
 class Source {
 public:
@@ -60,6 +76,16 @@ public:
   /// come from the git index, which stores them modulo 2^32. Untracked folders holding their
   /// own repository are listed once, as kind submodule. Reads no file content.
   virtual util::Result<std::vector<SourceEntry>> list() = 0;
+
+  /// For `--rev`: list() without walking the folders whose tree id is the one in `known`
+  /// (folder path → tree id; "" is the root), for an index that remembers the tree ids of the
+  /// commit it last listed. nullopt when this source has no tree ids (work trees, plain
+  /// directories): use list().
+  virtual std::optional<util::Result<TreeListing>> list_changed(
+      const std::vector<std::pair<std::string, std::string>>& known) {
+    (void)known;
+    return std::nullopt;
+  }
 
   /// The content of one listed entry; fills entry.blob_id if it was empty (for changed
   /// working-tree files, after git's clean filters, as `git hash-object` does).

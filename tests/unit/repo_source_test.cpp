@@ -430,3 +430,298 @@ TEST_CASE("repo::Source::read can be called from several threads") {
     CHECK(entries[i].blob_id == git(repo, "hash-object '" + entries[i].path + "'"));
   }
 }
+
+TEST_CASE("repo::open_source sees a same-size edit whose mtime is new") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/a.txt", "alpha\n");
+  git(repo, "add a.txt");
+  git(repo, "commit -q -m first");
+  write(repo + "/a.txt", "omega\n");  // same size
+  run("touch -d '2001-02-03 04:05:06' '" + repo + "/a.txt'");
+
+  auto source = open(repo);
+  SourceEntry a = entry_named(list(*source), "a.txt");
+  CHECK(a.blob_id.empty());
+  CHECK(a.size == 6);
+  CHECK(a.stat.mtime_ns != 0);  // the index's own stat cache can tell it next time
+  CHECK(read(*source, a) == "omega\n");
+  CHECK(a.blob_id == git(repo, "hash-object a.txt"));
+}
+
+TEST_CASE("repo::open_source does not trust stat data of racily clean files") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/a.txt", "alpha\n");
+  write(repo + "/b.txt", "bravo\n");
+  git(repo, "add a.txt b.txt");
+  git(repo, "commit -q -m first");
+  // An index written before its files' mtimes: git's "racy clean" case, where a file edited in
+  // the same timestamp tick as the index was written would keep its stat data.
+  run("touch -d '2001-02-03 04:05:06' '" + repo + "/.git/index'");
+
+  SECTION("an unchanged racy file is hashed, and keeps the index's id") {
+    auto source = open(repo);
+    const SourceEntry a = entry_named(list(*source), "a.txt");
+    CHECK(a.blob_id == git(repo, "rev-parse :a.txt"));
+    CHECK(a.stat.mtime_ns == 0);
+  }
+  SECTION("a racy file edited to the same size and mtime is read again") {
+    const std::string mtime = run("stat -c %y '" + repo + "/b.txt'");
+    write(repo + "/b.txt", "brave\n");
+    run("touch -d '" + mtime + "' '" + repo + "/b.txt'");
+    auto source = open(repo);
+    SourceEntry b = entry_named(list(*source), "b.txt");
+    CHECK(b.blob_id.empty());
+    CHECK(read(*source, b) == "brave\n");
+    CHECK(b.blob_id == git(repo, "hash-object b.txt"));
+  }
+  SECTION("an entry git smudged (size 0: racily clean but modified) is read again") {
+    // A same-size edit with the same mtime, then an index write that ignores ctime: git finds
+    // the entry racily clean, sees the content differ, and writes its size as 0.
+    run("touch -d '2099-01-01' '" + repo + "/a.txt'");
+    git(repo, "add a.txt");
+    write(repo + "/a.txt", "omega\n");
+    run("touch -d '2099-01-01' '" + repo + "/a.txt'");
+    write(repo + "/c.txt", "c\n");
+    git(repo, "-c core.trustctime=false -c core.checkStat=minimal update-index --add c.txt");
+    REQUIRE_THAT(git(repo, "ls-files --debug a.txt"), Catch::Contains("size: 0"));
+    auto source = open(repo);
+    SourceEntry a = entry_named(list(*source), "a.txt");
+    CHECK(a.blob_id.empty());
+    CHECK(read(*source, a) == "omega\n");
+    CHECK(a.blob_id == git(repo, "hash-object a.txt"));
+  }
+}
+
+TEST_CASE(
+    "repo::open_source lists a staged file with the index's id, and re-reads it once modified") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/a.txt", "committed\n");
+  write(repo + "/b.txt", "committed\n");
+  git(repo, "add a.txt b.txt");
+  git(repo, "commit -q -m first");
+  write(repo + "/a.txt", "staged a\n");
+  write(repo + "/b.txt", "staged b\n");
+  git(repo, "add a.txt b.txt");
+  write(repo + "/b.txt", "staged, then modified\n");
+  run("touch -d '2001-02-03 04:05:06' '" + repo + "/b.txt'");
+
+  auto source = open(repo);
+  auto entries = list(*source);
+  SourceEntry a = entry_named(entries, "a.txt");
+  CHECK(a.blob_id == git(repo, "rev-parse :a.txt"));  // staged, unchanged since
+  CHECK(a.blob_id != git(repo, "rev-parse HEAD:a.txt"));
+  SourceEntry b = entry_named(entries, "b.txt");
+  CHECK(b.blob_id.empty());
+  CHECK(read(*source, b) == "staged, then modified\n");
+  CHECK(b.blob_id == git(repo, "hash-object b.txt"));
+}
+
+TEST_CASE("repo::open_source never looks for untracked files inside an ignored folder") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/.gitignore", "build/\n");
+  write(repo + "/build/kept.txt", "tracked although its folder is ignored\n");
+  write(repo + "/src/main.c", "int main(void);\n");
+  git(repo, "add .gitignore src/main.c");
+  git(repo, "add -f build/kept.txt");
+  git(repo, "commit -q -m first");
+  write(repo + "/build/out.o", "object\n");
+  write(repo + "/build/deep/more.o", "object\n");
+  write(repo + "/src/build/gen.c", "ignored too: the pattern has no leading slash\n");
+  write(repo + "/src/new.c", "int added(void);\n");
+  // An ignored folder holding its own repository is not listed either.
+  init_repository(repo + "/build/vendored");
+
+  auto source = open(repo);
+  CHECK(paths_of(list(*source)) ==
+        std::vector<std::string>{".gitignore", "build/kept.txt", "src/main.c", "src/new.c"});
+}
+
+TEST_CASE("repo::open_source applies nested .gitignore files, negations and info/exclude") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/.gitignore", "*.log\n");
+  write(repo + "/sub/.gitignore", "*.tmp\n!keep.tmp\n");
+  write(repo + "/sub/tracked.txt", "t\n");
+  git(repo, "add .");
+  git(repo, "commit -q -m first");
+  write(repo + "/.git/info/exclude", "secret/\nlocal.cfg\n");
+  write(repo + "/top.tmp", "not ignored above sub/\n");
+  write(repo + "/sub/a.tmp", "ignored by sub/.gitignore\n");
+  write(repo + "/sub/keep.tmp", "re-included\n");
+  write(repo + "/sub/deeper/b.tmp", "ignored: sub/.gitignore applies below it\n");
+  write(repo + "/sub/deeper/c.txt", "listed\n");
+  write(repo + "/sub/x.log", "ignored by the root .gitignore\n");
+  write(repo + "/secret/key.txt", "excluded by info/exclude\n");
+  write(repo + "/sub/local.cfg", "excluded by info/exclude at any depth\n");
+
+  auto source = open(repo);
+  CHECK(paths_of(list(*source)) == std::vector<std::string>{".gitignore", "sub/.gitignore",
+                                                            "sub/deeper/c.txt", "sub/keep.tmp",
+                                                            "sub/tracked.txt", "top.tmp"});
+}
+
+TEST_CASE("repo::open_source lists files under a folder that replaced a tracked file") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/thing", "a file\n");
+  write(repo + "/other.txt", "o\n");
+  git(repo, "add .");
+  git(repo, "commit -q -m first");
+  fs::remove(repo + "/thing");
+  write(repo + "/thing/inside.txt", "now a folder\n");
+  fs::remove(repo + "/other.txt");
+  fs::create_symlink("thing/inside.txt", repo + "/other.txt");
+
+  auto source = open(repo);
+  auto entries = list(*source);
+  CHECK(paths_of(entries) == std::vector<std::string>{"other.txt", "thing/inside.txt"});
+  SourceEntry link = entry_named(entries, "other.txt");
+  CHECK(link.kind == EntryKind::symlink);
+  CHECK(read(*source, link) == "now a folder\n");
+}
+
+TEST_CASE("repo::open_source skips skip-worktree files and reads intent-to-add ones") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/a.txt", "a\n");
+  write(repo + "/sparse.txt", "s\n");
+  git(repo, "add .");
+  git(repo, "commit -q -m first");
+  git(repo, "update-index --skip-worktree sparse.txt");
+  write(repo + "/later.txt", "intent to add\n");
+  git(repo, "add -N later.txt");
+
+  auto source = open(repo);
+  auto entries = list(*source);
+  CHECK(paths_of(entries) == std::vector<std::string>{"a.txt", "later.txt"});
+  SourceEntry later = entry_named(entries, "later.txt");
+  CHECK(later.blob_id.empty());
+  CHECK(read(*source, later) == "intent to add\n");
+}
+
+TEST_CASE("repo::open_source lists the same files for every index format git writes") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  for (int i = 0; i < 30; ++i)
+    write(repo + "/dir" + std::to_string(i % 3) + "/file-" + std::to_string(i) + ".txt",
+          std::to_string(i) + "\n");
+  write(repo + "/a-b.txt", "order: '-' sorts before '/'\n");
+  git(repo, "add .");
+  git(repo, "commit -q -m first");
+  write(repo + "/dir1/file-1.txt", "changed\n");
+  write(repo + "/untracked.txt", "u\n");
+  const std::string version = GENERATE("2", "3", "4");
+  git(repo, "update-index --index-version " + version);
+  if (version == "3") git(repo, "update-index --skip-worktree dir2/file-2.txt");
+
+  auto source = open(repo);
+  auto entries = list(*source);
+  INFO("index version " << version);
+  std::vector<std::string> expected;
+  std::istringstream listed(git(repo, "ls-files --cached --others --exclude-standard"));
+  for (std::string line; std::getline(listed, line);) {
+    if (version != "3" || line != "dir2/file-2.txt") expected.push_back(line);
+  }
+  std::sort(expected.begin(), expected.end());
+  CHECK(paths_of(entries) == expected);
+  for (const auto& entry : entries) {
+    INFO(entry.path);
+    if (entry.path == "dir1/file-1.txt" || entry.path == "untracked.txt") {
+      CHECK(entry.blob_id.empty());
+    } else {
+      CHECK(entry.blob_id == git(repo, "rev-parse ':" + entry.path + "'"));
+    }
+  }
+}
+
+TEST_CASE("repo::open_source lists a large untracked tree like git does") {
+  // Past a few hundred ignore lookups, an untracked folder is handed to libgit2's status.
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/.gitignore", "*.log\n");
+  write(repo + "/tracked.txt", "t\n");
+  git(repo, "add .");
+  git(repo, "commit -q -m first");
+  for (int i = 0; i < 1200; ++i) {
+    const std::string dir = repo + "/fresh/d" + std::to_string(i % 7) + "/";
+    write(dir + "f" + std::to_string(i) + (i % 5 == 0 ? ".log" : ".txt"), "x\n");
+  }
+  write(repo + "/fresh/d3/.gitignore", "*.txt\n!keep.txt\n");
+  write(repo + "/fresh/d3/keep.txt", "kept\n");
+  write(repo + "/fresh/ignored-dir/build.log/inside.txt", "a folder named like an ignored file\n");
+  init_repository(repo + "/fresh/d1/nested");
+  write(repo + "/fresh/d1/nested/inner.txt", "inner\n");
+  write(repo + "/small/one.txt", "a small untracked folder\n");
+
+  auto source = open(repo);
+  auto entries = list(*source);
+  std::vector<std::string> expected;
+  std::istringstream listed(git(repo, "ls-files --cached --others --exclude-standard"));
+  for (std::string line; std::getline(listed, line);) {
+    // git shows an untracked folder holding its own repository as "dir/".
+    if (!line.empty() && line.back() == '/') line.pop_back();
+    expected.push_back(line);
+  }
+  std::sort(expected.begin(), expected.end());
+  CHECK(paths_of(entries) == expected);
+  CHECK(entry_named(entries, "fresh/d1/nested").kind == EntryKind::submodule);
+  CHECK(entry_named(entries, "fresh/d3/keep.txt").kind == EntryKind::regular);
+}
+
+TEST_CASE("repo::Source::list_changed skips folders whose tree id is known") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/top.txt", "top\n");
+  write(repo + "/a/one.txt", "one\n");
+  write(repo + "/b/two.txt", "two\n");
+  write(repo + "/b/c/three.txt", "three\n");
+  write(repo + "/b/d/four.txt", "four\n");
+  git(repo, "add .");
+  git(repo, "commit -q -m first");
+
+  auto first = open(repo, "HEAD");
+  auto everything = first->list_changed({});
+  REQUIRE(everything.has_value());
+  REQUIRE(everything->ok());
+  CHECK(paths_of((*everything)->entries) == paths_of(list(*first)));
+  CHECK((*everything)->unchanged.empty());
+  const auto& trees = (*everything)->trees;
+  std::vector<std::string> folders;
+  for (const auto& [path, id] : trees) {
+    folders.push_back(path);
+    CHECK(id == git(repo, "rev-parse 'HEAD:" + path + "'"));
+  }
+  CHECK(folders == std::vector<std::string>{"", "a", "b", "b/c", "b/d"});
+
+  SECTION("the same commit again: nothing is walked") {
+    auto again = first->list_changed(trees);
+    REQUIRE(again.has_value());
+    REQUIRE(again->ok());
+    CHECK((*again)->entries.empty());
+    CHECK((*again)->unchanged == std::vector<std::string>{""});
+  }
+  SECTION("a later commit: only the folders on the way to a change are walked") {
+    write(repo + "/b/c/three.txt", "three, changed\n");
+    write(repo + "/b/c/new.txt", "new\n");
+    git(repo, "add .");
+    git(repo, "commit -q -m second");
+    auto second = open(repo, "HEAD");
+    auto changed = second->list_changed(trees);
+    REQUIRE(changed.has_value());
+    REQUIRE(changed->ok());
+    CHECK(paths_of((*changed)->entries) ==
+          std::vector<std::string>{"b/c/new.txt", "b/c/three.txt", "b/two.txt", "top.txt"});
+    CHECK(entry_named((*changed)->entries, "b/c/three.txt").blob_id ==
+          git(repo, "rev-parse HEAD:b/c/three.txt"));
+    CHECK(entry_named((*changed)->entries, "b/c/three.txt").size == 15);
+    CHECK((*changed)->unchanged == std::vector<std::string>{"a", "b/d"});
+  }
+  SECTION("a work tree has no tree ids to compare") {
+    auto work_tree = open(repo);
+    CHECK_FALSE(work_tree->list_changed(trees).has_value());
+  }
+}
