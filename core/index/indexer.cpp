@@ -29,7 +29,14 @@
 // the writer are committed, then the run returns "interrupted".
 //
 // A run that finds nothing to do writes nothing at all (not even a timestamp), so the
-// refresh before every `ask` stays a read.
+// refresh before every `ask` stays a read. It need not even read what the index holds: a
+// complete run stores a digest of the listing it indexed (meta listing_digest: every path
+// with its blob id, or its stat data when git did not give one, and the model, the size
+// limit, the root and the commit). A listing with the same digest is the same files with the
+// same content, so the run only reports. The digest is stored only when it can be trusted —
+// no file that failed to read (those are tried again every run), no stat data young enough
+// to hide a change (racy) — and every other write to the index clears it first
+// (Store::put_file, remove_file, put_vectors).
 #include "core/index/indexer.hpp"
 
 #include <algorithm>
@@ -421,6 +428,59 @@ bool embed_pending(store::Store& store, const IndexOptions& options, std::int64_
   }
 }
 
+// FNV-1a over the bytes of the listing and the settings that decide what is indexed, each
+// field length-prefixed. Returned as hex; "" when the listing cannot be trusted to stand for
+// its content (stat data too recent: see racy_before in run_index).
+class ListingDigest {
+public:
+  void add(std::string_view text) {
+    add_number(text.size());
+    for (const char c : text) mix(static_cast<unsigned char>(c));
+  }
+  void add_number(std::uint64_t value) {
+    for (int i = 0; i < 8; ++i) mix(static_cast<unsigned char>(value >> (8 * i)));
+  }
+  std::string hex() const {
+    char text[40];
+    std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(m_a),
+                  static_cast<unsigned long long>(m_b));
+    return text;
+  }
+
+private:
+  void mix(unsigned char byte) {
+    m_a = (m_a ^ byte) * 0x100000001b3ULL;
+    m_b = (m_b ^ byte) * 0x100000001b3ULL;
+  }
+  std::uint64_t m_a = 0xcbf29ce484222325ULL;  // FNV-1a's offset basis
+  std::uint64_t m_b = 0x84222325cbf29ce4ULL;  // another start: 128 bits against collisions
+};
+
+std::string listing_digest(const std::vector<repo::SourceEntry>& entries, const std::string& model,
+                           const std::string& limit, const std::string& root,
+                           const std::string& commit, std::int64_t racy_before) {
+  ListingDigest digest;
+  digest.add(model);
+  digest.add(limit);
+  digest.add(root);
+  digest.add(commit);
+  digest.add_number(entries.size());
+  for (const repo::SourceEntry& entry : entries) {
+    digest.add(entry.path);
+    digest.add_number(static_cast<std::uint64_t>(entry.kind));
+    digest.add_number(entry.size);
+    if (!entry.blob_id.empty()) {
+      digest.add(entry.blob_id);
+    } else if (entry.kind == repo::EntryKind::regular) {
+      if (entry.stat.mtime_ns == 0 || entry.stat.mtime_ns >= racy_before) return "";
+      digest.add_number(static_cast<std::uint64_t>(entry.stat.mtime_ns));
+      digest.add_number(static_cast<std::uint64_t>(entry.stat.ctime_ns));
+      digest.add_number(entry.stat.inode);
+    }
+  }
+  return digest.hex();
+}
+
 } // namespace
 
 std::string index_model(const store::Store& store) {
@@ -473,13 +533,44 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   IndexSummary summary;
   summary.files = entries.size();
   summary.commit = source.commit_id();
-  const auto states = store.file_states();
   const std::string limit_text = std::to_string(options.max_file_size);
+  const std::string model = options.embedder ? options.embedder->model_id() : "";
+  const bool remote =
+      options.embedder != nullptr && options.embedder->locality() == embed::Locality::remote;
+  const std::string digest =
+      listing_digest(entries, model, limit_text, source.root(), summary.commit, racy_before);
+  if (!digest.empty() && !options.dry_run && store.meta("listing_digest") == digest) {
+    // The same listing as the last complete run: nothing to read, parse or write.
+    if (remote) {
+      std::size_t stored = 0;
+      if (!embed_pending(store, options, store.last_chunk_id(), summary.embedding, callbacks, stored)) {
+        return util::Error{"interrupted"};
+      }
+      if (stored > 0) {  // put_vectors forgot the digest; the listing still stands
+        Transaction transaction(store);
+        store.set_meta("listing_digest", digest);
+        transaction.commit();
+      }
+      summary.embedding.pending = static_cast<std::size_t>(store.pending_count());
+    }
+    const auto counts = store.counts();
+    summary.indexed = static_cast<std::size_t>(counts.files);
+    summary.unchanged = summary.indexed;
+    summary.chunks = static_cast<std::size_t>(counts.chunks);
+    summary.skipped = store.skipped_files();
+    const auto submodules = std::count_if(entries.begin(), entries.end(), [](const auto& entry) {
+      return entry.kind == repo::EntryKind::submodule;
+    });
+    if (submodules > 0) summary.skipped["submodule"] = static_cast<std::size_t>(submodules);
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return summary;
+  }
+  const auto states = store.file_states();
   const auto stored_limit = store.meta("max_file_size");
   const bool limit_changed = stored_limit.value_or(limit_text) != limit_text;
 
   // The model: an index holds the vectors of one model only.
-  const std::string model = options.embedder ? options.embedder->model_id() : "";
   const std::string stamped = index_model(store);
   if (stamped != model) {
     if (!states.empty()) {
@@ -502,8 +593,6 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       transaction.commit();
     }
   }
-  const bool remote =
-      options.embedder != nullptr && options.embedder->locality() == embed::Locality::remote;
   // Chunks pending from earlier runs are the ones up to here; this run's failures wait for
   // the next run (the embedder has just retried them).
   const std::int64_t last_earlier_chunk = remote ? store.last_chunk_id() : 0;
@@ -519,6 +608,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   progress.files_total = entries.size();
   bool wrote = false;
   bool interrupted = false;
+  bool read_failed = false;  // a file to try again next run: the digest cannot be trusted
   // A first index (or a rebuild) ends with optimize() in `kasava index`: merge once, there.
   if (states.empty() && !entries.empty() && !options.dry_run) {
     store.set_merging(store::Store::Merging::deferred);
@@ -607,6 +697,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
         continue;
       }
       if (!item.read_error.empty()) {
+        read_failed = true;
         ++summary.skipped[item.skip_reason];
         if (item.known && item.known->skip_reason == item.skip_reason) continue;
         warn(entry.path + ": " + item.read_error);
@@ -666,8 +757,10 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       if (listed_entry == sorted->end() || listed_entry->path != path) gone.push_back(path);
     }
   }
+  const std::string trusted_digest = read_failed ? std::string() : digest;
   const bool meta_changed = store.meta("root") != source.root() ||
-                            store.meta("commit") != summary.commit || stored_limit != limit_text;
+                            store.meta("commit") != summary.commit || stored_limit != limit_text ||
+                            store.meta("listing_digest").value_or("") != trusted_digest;
   if (options.dry_run) {
     summary.removed = gone.size();
     summary.indexed = summary.parsed + summary.unchanged;
@@ -683,6 +776,8 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
     store.set_meta("commit", summary.commit);
     store.set_meta("indexed_at", now_iso8601());
     store.set_meta("max_file_size", limit_text);
+    // Last: the writes above cleared any older digest.
+    store.set_meta("listing_digest", trusted_digest);
     // Also after a first run that was killed midway and left merging deferred.
     store.set_merging(store::Store::Merging::automatic);
     transaction.commit();

@@ -206,6 +206,17 @@ struct Store::Impl {
   std::string m_path;
   OpenMode m_mode;
   sqlite::Database m_db;
+  // Whether meta listing_digest is already deleted in the current transaction (see
+  // forget_listing_digest).
+  bool m_digest_forgotten = false;
+
+  // Every write to files, chunks or vectors makes the indexer's listing digest stale (see
+  // core/index/indexer.cpp): delete it, once per transaction.
+  void forget_listing_digest() {
+    if (m_digest_forgotten) return;
+    m_db.query("DELETE FROM meta WHERE key = 'listing_digest'").run();
+    m_digest_forgotten = true;
+  }
 
   // Runs f; an SQLite failure becomes util::Failure("<doing> index 'path': <reason>").
   template <typename F>
@@ -429,6 +440,7 @@ std::optional<std::string> Store::meta(std::string_view key) const {
 
 void Store::set_meta(std::string_view key, std::string_view value) {
   m_impl->guarded("writing", [&] { m_impl->write_meta(key, value); });
+  if (key == "listing_digest") m_impl->m_digest_forgotten = false;
 }
 
 std::map<std::string, FileState> Store::file_states() const {
@@ -458,6 +470,7 @@ void Store::begin() {
   // IMMEDIATE takes the write lock now (waiting up to the busy timeout) rather than failing
   // halfway through a batch when another writer got there first.
   m_impl->guarded("writing", [&] { m_impl->m_db.exec("BEGIN IMMEDIATE"); });
+  m_impl->m_digest_forgotten = false;
 }
 
 void Store::commit() {
@@ -467,6 +480,7 @@ void Store::commit() {
 void Store::rollback() {
   // Tolerates "no transaction": rollback runs on error paths where SQLite may already have
   // rolled back on its own.
+  m_impl->m_digest_forgotten = false;  // the delete, if any, is undone too
   if (sqlite3_get_autocommit(m_impl->m_db.get()) != 0) return;
   m_impl->guarded("writing", [&] { m_impl->m_db.exec("ROLLBACK"); });
 }
@@ -481,6 +495,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
   m_impl->guarded("writing", [&] {
     auto& db = m_impl->m_db;
     Savepoint savepoint(db);
+    m_impl->forget_listing_digest();
     m_impl->delete_file(record.path);
     db.query(k_insert_file_sql)
         .bind(1, record.path)
@@ -558,6 +573,7 @@ void Store::put_vectors(const std::vector<std::int64_t>& chunk_ids,
   m_impl->guarded("writing", [&] {
     auto& db = m_impl->m_db;
     Savepoint savepoint(db);
+    m_impl->forget_listing_digest();
     // The new codes of each file, appended to its row once all its vectors are in.
     std::map<std::int64_t, std::pair<std::vector<std::int64_t>, std::vector<std::uint8_t>>> added;
     for (std::size_t i = 0; i < chunk_ids.size(); ++i) {
@@ -633,6 +649,7 @@ void Store::put_stat(const FileRecord& record) {
 void Store::remove_file(std::string_view path) {
   m_impl->guarded("writing", [&] {
     Savepoint savepoint(m_impl->m_db);
+    m_impl->forget_listing_digest();
     m_impl->delete_file(path);
     savepoint.release();
   });
@@ -794,6 +811,18 @@ Store::Counts Store::counts() const {
     counts.files = query_int(m_impl->m_db, "SELECT count(*) FROM files WHERE skip_reason = ''");
     counts.chunks = query_int(m_impl->m_db, "SELECT count(*) FROM chunks");
     return counts;
+  });
+}
+
+std::map<std::string, std::size_t> Store::skipped_files() const {
+  return m_impl->guarded("reading", [&] {
+    std::map<std::string, std::size_t> skipped;
+    auto query = m_impl->m_db.query(
+        "SELECT skip_reason, count(*) FROM files WHERE skip_reason <> '' GROUP BY skip_reason");
+    while (query.step()) {
+      skipped.emplace(std::string(query.column_text(0)), static_cast<std::size_t>(query.column_int64(1)));
+    }
+    return skipped;
   });
 }
 

@@ -219,6 +219,8 @@ public:
     std::int64_t chunks = 0;
   };
   Counts counts() const;
+  /// Files remembered as skipped, by reason.
+  std::map<std::string, std::size_t> skipped_files() const;
   /// Chunks whose vector is pending (see put_file): one count, cheap enough for every refresh.
   std::int64_t pending_count() const;
   /// The largest chunk id in use (0 when there are no chunks).

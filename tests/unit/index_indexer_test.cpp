@@ -453,3 +453,76 @@ TEST_CASE("index::run_index dry run: counts what a remote model would be sent, w
   CHECK((*store)->file_states().empty());
   CHECK(index::index_model(**store).empty());
 }
+
+namespace {
+
+// Sets every file under `root` to have been modified an hour ago: older than the racy margin,
+// so a run may trust their stat data.
+void age_files(const fs::path& root) {
+  const auto an_hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_regular_file() && entry.path().string().find(".kasava") == std::string::npos) {
+      fs::last_write_time(entry.path(), an_hour_ago);
+    }
+  }
+}
+
+} // namespace
+
+TEST_CASE("index::run_index skips a listing it has indexed completely, and nothing else") {
+  Folder dir;
+  dir.write("a.py", "def alpha():\n    return 1\n");
+  dir.write("b.go", "package b\n\nfunc Beta() {}\n");
+  dir.write("blob.bin", std::string("\0\1", 2));
+  const std::string index_path = (dir.root() / ".kasava" / "index.db").string();
+  auto store = store::Store::open(index_path, store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  auto source = repo::open_source(dir.root().string(), {});
+  REQUIRE(source.ok());
+
+  // Files modified just now may change again unseen within the file system's timestamp
+  // granularity: no digest is kept for them.
+  auto first = index::run_index(**source, **store, {}, {});
+  REQUIRE(first.ok());
+  CHECK((*store)->meta("listing_digest").value_or("").empty());
+
+  age_files(dir.root());
+  auto second = index::run_index(**source, **store, {}, {});
+  REQUIRE(second.ok());
+  const std::string digest = (*store)->meta("listing_digest").value_or("");
+  CHECK(digest.size() == 32);
+
+  // The same listing: the same summary, from the fast path.
+  auto third = index::run_index(**source, **store, {}, {});
+  REQUIRE(third.ok());
+  CHECK(third->indexed == second->indexed);
+  CHECK(third->chunks == second->chunks);
+  CHECK(third->unchanged == 2);
+  CHECK(third->parsed == 0);
+  CHECK(third->skipped == second->skipped);
+  CHECK((*store)->meta("listing_digest") == digest);
+
+  // A write by anyone else (verify --repair removes a damaged file) forgets the digest, so
+  // the next run puts the file back.
+  (*store)->remove_file("a.py");
+  CHECK_FALSE((*store)->meta("listing_digest").has_value());
+  auto repaired = index::run_index(**source, **store, {}, {});
+  REQUIRE(repaired.ok());
+  CHECK(repaired->parsed == 1);
+  CHECK(repaired->indexed == 2);
+
+  // A changed file changes the listing.
+  dir.write("b.go", "package b\n\nfunc Beta() {}\n\nfunc Gamma() {}\n");
+  age_files(dir.root());
+  auto changed = index::run_index(**source, **store, {}, {});
+  REQUIRE(changed.ok());
+  CHECK(changed->parsed == 1);
+  CHECK((*store)->meta("listing_digest") != digest);
+
+  // Another size limit is another listing, even with the same files.
+  index::IndexOptions smaller;
+  smaller.max_file_size = 10;
+  auto limited = index::run_index(**source, **store, smaller, {});
+  REQUIRE(limited.ok());
+  CHECK(limited->skipped.at("too large") == 2);
+}
