@@ -199,14 +199,13 @@ struct Content {
   std::string_view rows;  ///< (vocabulary + buckets) × (f32 scale, dims × i8), as stored
 };
 
-/// The header and vocabulary of `content` in version 1, without the rows and checksum.
-std::string version_1_head(const Content& content) {
-  const Header& h = content.header;
-  std::string out;
+/// The fields both versions open with: magic, version, sizes, weights and the name.
+void put_common_header(std::string& out, const Header& h, std::uint32_t version,
+                       std::size_t vocabulary) {
   out.append(k_magic);
-  put_u32(out, k_version_1);
+  put_u32(out, version);
   put_u32(out, h.dims);
-  put_u32(out, static_cast<std::uint32_t>(content.vocabulary.size()));
+  put_u32(out, static_cast<std::uint32_t>(vocabulary));
   put_u32(out, h.buckets);
   put_u32(out, h.min_n);
   put_u32(out, h.max_n);
@@ -215,6 +214,12 @@ std::string version_1_head(const Content& content) {
   put_f32(out, h.name_boost);
   put_u32(out, static_cast<std::uint32_t>(h.name.size()));
   out += h.name;
+}
+
+/// The header and vocabulary of `content` in version 1, without the rows and checksum.
+std::string version_1_head(const Content& content) {
+  std::string out;
+  put_common_header(out, content.header, k_version_1, content.vocabulary.size());
   for (const auto word : content.vocabulary) {
     out += static_cast<char>(word.size());
     out.append(word);
@@ -269,18 +274,7 @@ std::string write_image(const Content& content, std::uint64_t hash) {
   std::string out;
   out.reserve(96 + h.name.size() + vocabulary * 16 + word_bytes + slots * std::size_t{4} +
               h.buckets * std::size_t{2} + content.rows.size());
-  out.append(k_magic);
-  put_u32(out, k_version);
-  put_u32(out, h.dims);
-  put_u32(out, static_cast<std::uint32_t>(vocabulary));
-  put_u32(out, h.buckets);
-  put_u32(out, h.min_n);
-  put_u32(out, h.max_n);
-  put_f32(out, h.unknown_query_weight);
-  put_f32(out, h.unknown_code_weight);
-  put_f32(out, h.name_boost);
-  put_u32(out, static_cast<std::uint32_t>(h.name.size()));
-  out += h.name;
+  put_common_header(out, h, k_version, vocabulary);
   put_u64(out, hash);
   put_u32(out, slots);
   put_u32(out, static_cast<std::uint32_t>(word_bytes));
