@@ -84,6 +84,13 @@ std::unique_ptr<embed::Embedder> make_embedder(const Settings& settings) {
     output_dimension = static_cast<int>(*dims);
   }
   remote_settings.output_dimension = output_dimension;
+  if (settings.output_dtype.is_set()) {
+    if (spec->provider != remote::Provider::voyage) {
+      throw util::Failure("output_dtype '" + settings.output_dtype.value + "'" +
+                          from(settings.output_dtype) + " applies to voyage: models only");
+    }
+    remote_settings.output_dtype = settings.output_dtype.value;
+  }
   if (const auto retries = number_setting(settings.retries, "retries", 0, 20)) {
     remote_settings.retry.max_attempts = 1 + static_cast<int>(*retries);
   }
@@ -165,6 +172,7 @@ embed::Embedder* embedder_for_query(Context& context, const store::Store& store,
 util::Result<std::vector<search::SearchHit>> run_search(Context& context, const store::Store& store,
                                                         search::SearchOptions options) {
   embed::Embedder* embedder = embedder_for_query(context, store, options.mode == search::Mode::lexical);
+  const store::Store::ReadSnapshot snapshot(store);
   auto found = search::search(store, options, embedder);
   if (!found && options.mode == search::Mode::hybrid && embedder != nullptr &&
       embedder->locality() == embed::Locality::remote && !interrupted()) {

@@ -28,6 +28,7 @@ constexpr Spec k_specs[] = {
     {"model", "KASAVA_MODEL", &Settings::model, true},
     {"answer_model", "KASAVA_ANSWER_MODEL", &Settings::answer_model, true},
     {"dimensions", "KASAVA_DIMENSIONS", &Settings::dimensions, true},
+    {"output_dtype", "KASAVA_OUTPUT_DTYPE", &Settings::output_dtype, true},
     {"retries", "KASAVA_RETRIES", &Settings::retries, true},
     {"parallel_requests", "KASAVA_PARALLEL_REQUESTS", &Settings::parallel_requests, true},
     {"rate_limit", "KASAVA_RATE_LIMIT", &Settings::rate_limit, true},

@@ -30,6 +30,7 @@ struct Settings {
   Setting model;               ///< --model, KASAVA_MODEL, `model`; default "builtin"
   Setting answer_model;        ///< KASAVA_ANSWER_MODEL, `answer_model` (--answer-model: ask)
   Setting dimensions;          ///< KASAVA_DIMENSIONS, `dimensions`: a remote model's output size
+  Setting output_dtype;        ///< KASAVA_OUTPUT_DTYPE, `output_dtype`: Voyage's float or int8
   Setting retries;             ///< KASAVA_RETRIES, `retries`: attempts after a failed request (5)
   Setting parallel_requests;   ///< KASAVA_PARALLEL_REQUESTS, `parallel_requests`: in flight (4)
   Setting rate_limit;          ///< KASAVA_RATE_LIMIT, `rate_limit`: requests per second (none)

@@ -47,6 +47,7 @@ std::vector<std::pair<const char*, const Setting*>> shown_settings(const Setting
   return {{"model", &settings.model},
           {"answer_model", &settings.answer_model},
           {"dimensions", &settings.dimensions},
+          {"output_dtype", &settings.output_dtype},
           {"retries", &settings.retries},
           {"parallel_requests", &settings.parallel_requests},
           {"rate_limit", &settings.rate_limit},

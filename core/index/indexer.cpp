@@ -37,6 +37,24 @@
 // no file that failed to read (those are tried again every run), no stat data young enough
 // to hide a change (racy) — and every other write to the index clears it first
 // (Store::put_file, remove_file, put_vectors).
+//
+// `--rev` skips unchanged subtrees: git trees are a Merkle tree, so a folder whose tree id is
+// the one the index last saw holds exactly the files it held. A complete `--rev` run stores
+// the tree id of every folder of its commit (Store::tree_ids; meta rev_submodules keeps the
+// commit's submodules, which have no file row), and the next one lists only the folders whose
+// id changed (Source::list_changed). Files under an unchanged folder count as unchanged (they
+// are neither compared nor removed as gone); files of the index under a walked folder are
+// compared as usual, and gone when not listed. A row promises "the index holds exactly this
+// tree's files under this folder", so every write to files empties the table (Store::put_file,
+// remove_file: the first write of a working-tree run, of an interrupted or failed run) and
+// only the last transaction of a complete `--rev` run writes it again: the walked folders' new
+// ids plus the stored rows below each unchanged folder, which still hold. A run that writes no
+// file leaves the index as it was, so its rows stay true (dry runs, unchanged working trees).
+// Read failures do not clear them: a `--rev` file is remembered with its blob id, which a full
+// listing would find unchanged too. When nothing changed the root's id matches and the run
+// reads one tree and a few meta values. The listing digest needs every path, so it is computed
+// only on full listings (the first `--rev` run, a changed size limit); a partial listing
+// stores none.
 #include "core/index/indexer.hpp"
 
 #include <algorithm>
@@ -49,6 +67,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/embed/model.hpp"
@@ -481,6 +501,52 @@ std::string listing_digest(const std::vector<repo::SourceEntry>& entries, const 
   return digest.hex();
 }
 
+// Folders a partial `--rev` listing did not walk (TreeListing::unchanged): every file under
+// one is as the index has it.
+class UnchangedFolders {
+public:
+  explicit UnchangedFolders(const std::vector<std::string>& folders)
+      : m_folders(folders.begin(), folders.end()),
+        m_root(std::find(folders.begin(), folders.end(), "") != folders.end()) {}
+
+  bool empty() const { return m_folders.empty(); }
+  /// True when the root is unchanged: the listing is empty and every file is as it was.
+  bool everything() const { return m_root; }
+  /// True when `path` (a file or folder) lies strictly below one of the folders.
+  bool contain(std::string_view path) const {
+    if (m_root) return !path.empty();
+    for (auto slash = path.find('/'); slash != std::string_view::npos;
+         slash = path.find('/', slash + 1)) {
+      if (m_folders.count(std::string(path.substr(0, slash))) != 0) return true;
+    }
+    return false;
+  }
+
+private:
+  std::unordered_set<std::string> m_folders;
+  bool m_root;
+};
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (std::size_t start = 0; start < text.size();) {
+    auto end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) {
+    if (!text.empty()) text += '\n';
+    text += line;
+  }
+  return text;
+}
+
 } // namespace
 
 std::string index_model(const store::Store& store) {
@@ -518,9 +584,62 @@ std::string skip_reason_for_content(std::string_view path, std::string_view cont
 util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
                                      const IndexOptions& options, const IndexCallbacks& callbacks) {
   const auto started = std::chrono::steady_clock::now();
-  auto listed = source.list();
-  if (!listed) return listed.error();
-  std::vector<repo::SourceEntry>& entries = *listed;
+  const std::string limit_text = std::to_string(options.max_file_size);
+  const std::string model = options.embedder ? options.embedder->model_id() : "";
+  const auto stored_limit = store.meta("max_file_size");
+  const bool limit_changed = stored_limit.value_or(limit_text) != limit_text;
+  const std::string stamped = index_model(store);
+
+  // The listing: with tree ids (`--rev`), only the folders that changed since the last
+  // complete `--rev` run. A new size limit or model re-decides every file: list them all.
+  std::vector<repo::SourceEntry> entries;
+  std::vector<std::string> unchanged_folders;  // not empty: a partial listing
+  std::vector<std::pair<std::string, std::string>> trees;
+  std::vector<std::pair<std::string, std::string>> known_trees;
+  if (!limit_changed && stamped == model) known_trees = store.tree_ids();
+  auto tree_listing = source.list_changed(known_trees);
+  const bool has_trees = tree_listing.has_value();
+  if (has_trees) {
+    if (!*tree_listing) return tree_listing->error();
+    entries = std::move((*tree_listing)->entries);
+    unchanged_folders = std::move((*tree_listing)->unchanged);
+    trees = std::move((*tree_listing)->trees);
+  } else {
+    auto listed = source.list();
+    if (!listed) return listed.error();
+    entries = std::move(*listed);
+  }
+  const UnchangedFolders unchanged(unchanged_folders);
+  // Submodules have no file row: the last `--rev` run remembers them for its summary.
+  const std::vector<std::string> known_submodules =
+      known_trees.empty() ? std::vector<std::string>{}
+                          : split_lines(store.meta("rev_submodules").value_or(""));
+  // What the tree rows and submodules of this commit are, once this run completes.
+  std::vector<std::pair<std::string, std::string>> new_trees;
+  std::vector<std::string> new_submodules;
+  std::size_t kept_submodules = 0;
+  if (has_trees) {
+    new_trees = trees;
+    for (const auto& row : known_trees) {
+      if (unchanged.contain(row.first)) new_trees.push_back(row);
+    }
+    std::sort(new_trees.begin(), new_trees.end());
+    for (const std::string& path : known_submodules) {
+      if (unchanged.contain(path)) new_submodules.push_back(path);
+    }
+    kept_submodules = new_submodules.size();
+    for (const repo::SourceEntry& entry : entries) {
+      if (entry.kind == repo::EntryKind::submodule) new_submodules.push_back(entry.path);
+    }
+    std::sort(new_submodules.begin(), new_submodules.end());
+  }
+  const bool trees_changed =
+      has_trees && (new_trees != known_trees || new_submodules != known_submodules);
+  // Writes the tree rows of a complete `--rev` run, within the caller's transaction.
+  auto store_trees = [&] {
+    store.set_tree_ids(new_trees);
+    store.set_meta("rev_submodules", join_lines(new_submodules));
+  };
 
   // Stat data is remembered only for files last modified before this moment: a file written
   // again within the file system's timestamp granularity of our read could keep its stat
@@ -533,45 +652,62 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   IndexSummary summary;
   summary.files = entries.size();
   summary.commit = source.commit_id();
-  const std::string limit_text = std::to_string(options.max_file_size);
-  const std::string model = options.embedder ? options.embedder->model_id() : "";
   const bool remote =
       options.embedder != nullptr && options.embedder->locality() == embed::Locality::remote;
+  // Only a full listing has a digest (see the top of the file).
   const std::string digest =
-      listing_digest(entries, model, limit_text, source.root(), summary.commit, racy_before);
-  if (!digest.empty() && !options.dry_run && store.meta("listing_digest") == digest) {
-    // The same listing as the last complete run: nothing to read, parse or write.
+      unchanged.empty()
+          ? listing_digest(entries, model, limit_text, source.root(), summary.commit, racy_before)
+          : std::string();
+  // Nothing to read, parse or write: only report (and send pending chunks to a remote model).
+  // `keep_digest` is the listing digest to store again if put_vectors forgets it.
+  auto report_unchanged = [&](const std::string& keep_digest,
+                              std::size_t submodules) -> util::Result<IndexSummary> {
     if (remote) {
       std::size_t stored = 0;
       if (!embed_pending(store, options, store.last_chunk_id(), summary.embedding, callbacks, stored)) {
         return util::Error{"interrupted"};
       }
-      if (stored > 0) {  // put_vectors forgot the digest; the listing still stands
+      if (stored > 0 && !keep_digest.empty()) {  // put_vectors forgot the digest; it still stands
         Transaction transaction(store);
-        store.set_meta("listing_digest", digest);
+        store.set_meta("listing_digest", keep_digest);
         transaction.commit();
       }
       summary.embedding.pending = static_cast<std::size_t>(store.pending_count());
+    }
+    if (trees_changed) {  // a full `--rev` listing whose rows were not stored yet
+      Transaction transaction(store);
+      store_trees();
+      transaction.commit();
     }
     const auto counts = store.counts();
     summary.indexed = static_cast<std::size_t>(counts.files);
     summary.unchanged = summary.indexed;
     summary.chunks = static_cast<std::size_t>(counts.chunks);
     summary.skipped = store.skipped_files();
-    const auto submodules = std::count_if(entries.begin(), entries.end(), [](const auto& entry) {
-      return entry.kind == repo::EntryKind::submodule;
-    });
-    if (submodules > 0) summary.skipped["submodule"] = static_cast<std::size_t>(submodules);
+    if (submodules > 0) summary.skipped["submodule"] = submodules;
     summary.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return summary;
+  };
+  if (!digest.empty() && !options.dry_run && store.meta("listing_digest") == digest) {
+    // The same listing as the last complete run.
+    const auto submodules = std::count_if(entries.begin(), entries.end(), [](const auto& entry) {
+      return entry.kind == repo::EntryKind::submodule;
+    });
+    return report_unchanged(digest, static_cast<std::size_t>(submodules));
+  }
+  if (unchanged.everything() && !options.dry_run && store.meta("commit") == summary.commit &&
+      store.meta("root") == source.root() && stored_limit == limit_text) {
+    // `--rev` of a commit whose root tree is the one indexed: the same files. (Another commit
+    // of the same tree goes on below, to store its id.)
+    auto result = report_unchanged(store.meta("listing_digest").value_or(""), kept_submodules);
+    if (result) result->files = result->indexed + result->skipped_total();
+    return result;
   }
   const auto states = store.file_states();
-  const auto stored_limit = store.meta("max_file_size");
-  const bool limit_changed = stored_limit.value_or(limit_text) != limit_text;
 
   // The model: an index holds the vectors of one model only.
-  const std::string stamped = index_model(store);
   if (stamped != model) {
     if (!states.empty()) {
       return util::Error{"index '" + store.path() + "' was built " +
@@ -753,10 +889,21 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
     }
     auto listed_entry = sorted->begin();
     for (const auto& [path, state] : states) {
+      if (unchanged.contain(path)) {  // in a folder not walked: as it was
+        ++summary.files;
+        if (state.skip_reason.empty()) {
+          ++summary.unchanged;
+        } else {
+          ++summary.skipped[state.skip_reason];
+        }
+        continue;
+      }
       while (listed_entry != sorted->end() && listed_entry->path < path) ++listed_entry;
       if (listed_entry == sorted->end() || listed_entry->path != path) gone.push_back(path);
     }
   }
+  summary.files += kept_submodules;
+  if (kept_submodules > 0) summary.skipped["submodule"] += kept_submodules;
   const std::string trusted_digest = read_failed ? std::string() : digest;
   const bool meta_changed = store.meta("root") != source.root() ||
                             store.meta("commit") != summary.commit || stored_limit != limit_text ||
@@ -769,9 +916,11 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return summary;
   }
-  if (wrote || !gone.empty() || meta_changed) {
+  if (wrote || !gone.empty() || meta_changed || trees_changed) {
     Transaction transaction(store);
     for (const std::string& path : gone) store.remove_file(path);
+    // After the removals, which empty the table: the index is now this commit's tree.
+    if (has_trees) store_trees();
     store.set_meta("root", source.root());
     store.set_meta("commit", summary.commit);
     store.set_meta("indexed_at", now_iso8601());

@@ -93,6 +93,7 @@ CREATE TABLE pending_vectors(chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id))
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
   symbol, path, doc, body, content='', tokenize='porter kasava'
 );
+CREATE TABLE trees(path TEXT PRIMARY KEY, tree_id TEXT NOT NULL) WITHOUT ROWID;
 )sql";
 
 constexpr const char* k_insert_file_sql =
@@ -105,6 +106,10 @@ CREATE TABLE IF NOT EXISTS stat_cache(
   path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
   ctime_ns INTEGER NOT NULL, inode INTEGER NOT NULL
 ) WITHOUT ROWID)sql";
+// The tree ids of the last complete `--rev` run (see Store::tree_ids). Indexes made by an
+// earlier build of schema 3 get the table on their first read-write open.
+constexpr const char* k_trees_sql =
+    "CREATE TABLE IF NOT EXISTS trees(path TEXT PRIMARY KEY, tree_id TEXT NOT NULL) WITHOUT ROWID";
 constexpr const char* k_insert_stat_sql =
     "INSERT OR REPLACE INTO stat_cache(path, size, mtime_ns, ctime_ns, inode)"
     " VALUES(?1, ?2, ?3, ?4, ?5)";
@@ -218,6 +223,18 @@ struct Store::Impl {
     m_digest_forgotten = true;
   }
 
+  // Whether the trees table is already emptied in the current transaction (see forget_trees).
+  bool m_trees_forgotten = false;
+
+  // Every write to files makes the stored tree ids say something the files may no longer be
+  // (see Store::tree_ids): empty the table, once per transaction. The indexer writes the rows
+  // again at the end of a complete `--rev` run.
+  void forget_trees() {
+    if (m_trees_forgotten) return;
+    m_db.query("DELETE FROM trees").run();
+    m_trees_forgotten = true;
+  }
+
   // Runs f; an SQLite failure becomes util::Failure("<doing> index 'path': <reason>").
   template <typename F>
   decltype(auto) guarded(const char* doing, F&& f) {
@@ -252,8 +269,9 @@ struct Store::Impl {
       // WAL: readers (`ask` while `index` runs) never block and never see a half-written
       // commit; NORMAL sync is durable to the last checkpoint, which a rebuildable cache needs.
       m_db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
-      if (sqlite3_db_readonly(m_db.get(), "main") == 0 && !has_table(m_db, "stat_cache")) {
-        m_db.exec(k_stat_cache_sql);
+      if (sqlite3_db_readonly(m_db.get(), "main") == 0) {
+        if (!has_table(m_db, "stat_cache")) m_db.exec(k_stat_cache_sql);
+        if (!has_table(m_db, "trees")) m_db.exec(k_trees_sql);
       }
     }
     m_db.exec(k_cache_size_pragma);
@@ -471,6 +489,17 @@ void Store::begin() {
   // halfway through a batch when another writer got there first.
   m_impl->guarded("writing", [&] { m_impl->m_db.exec("BEGIN IMMEDIATE"); });
   m_impl->m_digest_forgotten = false;
+  m_impl->m_trees_forgotten = false;
+}
+
+Store::ReadSnapshot::ReadSnapshot(const Store& store) : m_store(store) {
+  // Only outside a transaction; a snapshot that cannot start leaves reads as they were.
+  if (sqlite3_get_autocommit(store.m_impl->m_db.get()) == 0) return;
+  m_open = sqlite3_exec(store.m_impl->m_db.get(), "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
+}
+
+Store::ReadSnapshot::~ReadSnapshot() {
+  if (m_open) sqlite3_exec(m_store.m_impl->m_db.get(), "COMMIT", nullptr, nullptr, nullptr);
 }
 
 void Store::commit() {
@@ -481,6 +510,7 @@ void Store::rollback() {
   // Tolerates "no transaction": rollback runs on error paths where SQLite may already have
   // rolled back on its own.
   m_impl->m_digest_forgotten = false;  // the delete, if any, is undone too
+  m_impl->m_trees_forgotten = false;
   if (sqlite3_get_autocommit(m_impl->m_db.get()) != 0) return;
   m_impl->guarded("writing", [&] { m_impl->m_db.exec("ROLLBACK"); });
 }
@@ -496,6 +526,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
     auto& db = m_impl->m_db;
     Savepoint savepoint(db);
     m_impl->forget_listing_digest();
+    m_impl->forget_trees();
     m_impl->delete_file(record.path);
     db.query(k_insert_file_sql)
         .bind(1, record.path)
@@ -646,10 +677,40 @@ void Store::put_stat(const FileRecord& record) {
   });
 }
 
+std::vector<std::pair<std::string, std::string>> Store::tree_ids() const {
+  return m_impl->guarded("reading", [&] {
+    std::vector<std::pair<std::string, std::string>> trees;
+    // An index made before the table existed, opened read-only, has none.
+    if (!has_table(m_impl->m_db, "trees")) return trees;
+    auto query = m_impl->m_db.query("SELECT path, tree_id FROM trees ORDER BY path");
+    while (query.step()) {
+      trees.emplace_back(std::string(query.column_text(0)), std::string(query.column_text(1)));
+    }
+    return trees;
+  });
+}
+
+void Store::set_tree_ids(const std::vector<std::pair<std::string, std::string>>& trees) {
+  m_impl->guarded("writing", [&] {
+    auto& db = m_impl->m_db;
+    Savepoint savepoint(db);
+    db.query("DELETE FROM trees").run();
+    for (const auto& [path, id] : trees) {
+      db.query("INSERT OR REPLACE INTO trees(path, tree_id) VALUES(?1, ?2)")
+          .bind(1, path)
+          .bind(2, id)
+          .run();
+    }
+    savepoint.release();
+  });
+  m_impl->m_trees_forgotten = false;  // a later write in this transaction empties it again
+}
+
 void Store::remove_file(std::string_view path) {
   m_impl->guarded("writing", [&] {
     Savepoint savepoint(m_impl->m_db);
     m_impl->forget_listing_digest();
+    m_impl->forget_trees();
     m_impl->delete_file(path);
     savepoint.release();
   });

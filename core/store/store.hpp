@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/store/vectors.hpp"
@@ -22,7 +23,8 @@ namespace kasava::store {
 /// Bumped whenever the schema or the tokenization changes; older indexes must be rebuilt
 /// (`kasava index` and the refresh before `ask` do it by themselves: the index is a cache).
 /// 2: vectors as int8 values plus a `vector_codes` table of binary codes per file.
-/// 3: `pending_vectors`, chunks of an index with a model whose embedding failed.
+/// 3: `pending_vectors`, chunks of an index with a model whose embedding failed; `trees`, the
+///    tree ids of the last complete `--rev` run.
 inline constexpr int k_schema_version = 3;
 
 enum class OpenMode {
@@ -177,6 +179,15 @@ public:
   void put_stat(const FileRecord& record);
   /// Forgets a file and its chunks.
   void remove_file(std::string_view path);
+
+  // --- tree ids of the last complete `kasava index --rev` run (see core/index/indexer.cpp)
+  /// Every stored (folder path, tree id), sorted by path; "" is the root. A row promises that
+  /// the files indexed under that folder are exactly those of that tree, so put_file and
+  /// remove_file empty the table (once per transaction): only a complete `--rev` run writes
+  /// rows again. Empty when none are stored.
+  std::vector<std::pair<std::string, std::string>> tree_ids() const;
+  /// Replaces every stored row with `trees`, within the caller's transaction; empty = clear.
+  void set_tree_ids(const std::vector<std::pair<std::string, std::string>>& trees);
   /// Merges the full-text index into one segment: smaller and faster to search. Worth it after
   /// a large batch of writes (a first index, a rebuild); costs about a rewrite of the index.
   /// Call outside a transaction.
@@ -189,6 +200,22 @@ public:
   void set_merging(Merging merging);
 
   // --- reads
+  /// One read transaction for as long as it lives: the reads in between see one snapshot of
+  /// the index, and SQLite takes and drops its shared lock once instead of once per statement
+  /// (an `ask` makes hundreds of statements: ~700 fcntl calls without it). Not nested, not
+  /// during a write transaction.
+  class ReadSnapshot {
+  public:
+    explicit ReadSnapshot(const Store& store);
+    ~ReadSnapshot();
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+  private:
+    const Store& m_store;
+    bool m_open = false;
+  };
+
   /// Best chunks for an FTS5 MATCH expression, by weighted BM25, at most `limit`.
   /// An invalid expression is an error, not an exception.
   util::Result<std::vector<LexicalHit>> lexical_search(std::string_view match_expression,

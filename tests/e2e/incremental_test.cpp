@@ -190,6 +190,39 @@ TEST_CASE("index --rev HEAD~1: indexes the older commit's tree, not the work tre
   CHECK_FALSE(has_path(ask_json(repo, "legacy_checksum_algorithm"), "src/legacy.py"));
 }
 
+TEST_CASE("index --rev HEAD twice, then after a new commit: unchanged folders are not re-read") {
+  FixtureRepo repo;
+  write_sample_project(repo);
+  repo.commit_all("sample");
+  const auto files = static_cast<std::int64_t>(sample_file_count());
+  const JsonValue first = index_json(repo, {"--rev", "HEAD"});
+  CHECK(first["parsed"].get_integer() == files);
+
+  const JsonValue second = index_json(repo, {"--rev", "HEAD"});
+  CHECK(second["files"].get_integer() == files);
+  CHECK(second["parsed"].get_integer() == 0);
+  CHECK(second["unchanged"].get_integer() == first["indexed"].get_integer());
+  CHECK(second["chunks"].get_integer() == first["chunks"].get_integer());
+
+  repo.write("src/added.py",
+             "def freshly_committed_helper():\n    \"\"\"Added by a new commit.\"\"\"\n"
+             "    return 7\n");
+  const std::string commit = repo.commit_all("add a helper");
+  const JsonValue third = index_json(repo, {"--rev", "HEAD"});
+  CHECK(third["commit"].as_string() == commit);
+  CHECK(*third["files"].get_integer() == files + 1);
+  CHECK(third["parsed"].get_integer() == 1);
+  CHECK(third["removed"].get_integer() == 0);
+  CHECK(*third["indexed"].get_integer() == *first["indexed"].get_integer() + 1);
+  CHECK(has_symbol(ask_json(repo, "freshly_committed_helper"), "freshly_committed_helper"));
+
+  // The same as a clean index of that commit.
+  const JsonValue clean = index_json(repo, {"--rev", "HEAD", "--rebuild"});
+  CHECK(clean["files"].get_integer() == third["files"].get_integer());
+  CHECK(clean["indexed"].get_integer() == third["indexed"].get_integer());
+  CHECK(clean["chunks"].get_integer() == third["chunks"].get_integer());
+}
+
 TEST_CASE("index --rev: an unknown revision is an error naming it") {
   FixtureRepo repo;
   write_sample_project(repo);

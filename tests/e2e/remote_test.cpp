@@ -468,6 +468,13 @@ TEST_CASE("settings: flags beat the environment, which beats the repository's an
             repo.kasava({"index", "--dry-run", "--json", "--model", "openai:from-flag"}, env).out)["model"]
             .as_string() == "openai:from-flag@128");
 
+  // A setting that does not fit the model is an error naming where it came from.
+  RunOptions int8 = env;
+  int8.set_env("KASAVA_OUTPUT_DTYPE", "int8");
+  const auto misfit = repo.kasava({"index", "--dry-run"}, int8);
+  CHECK(misfit.exit_code == 2);
+  CHECK(misfit.err.find("(from KASAVA_OUTPUT_DTYPE) applies to voyage: models only") != std::string::npos);
+
   // A broken config is an error naming the file and line.
   repo.write(".kasava/config", "model voyage\n");
   const auto broken = repo.kasava({"index", "--dry-run"}, env);

@@ -526,3 +526,247 @@ TEST_CASE("index::run_index skips a listing it has indexed completely, and nothi
   REQUIRE(limited.ok());
   CHECK(limited->skipped.at("too large") == 2);
 }
+
+namespace {
+
+// A git repository made by the test, indexed with `--rev` into an index outside it.
+struct RevRepo {
+  Folder work;
+  test::TempDir indexes;
+  RevRepo() { test::git(work.path(), "init -q"); }
+  std::string commit(const std::string& message) {
+    test::git(work.path(), "add -A");
+    test::git(work.path(), "commit -q --allow-empty -m '" + message + "'");
+    return test::git(work.path(), "rev-parse HEAD");
+  }
+  std::string index_path(const std::string& name) const { return indexes.file(name + ".db"); }
+};
+
+util::Result<index::IndexSummary> index_revision(const RevRepo& repo, store::Store& store,
+                                                 const std::string& revision,
+                                                 const index::IndexCallbacks& callbacks = {},
+                                                 const index::IndexOptions& options = {}) {
+  auto source = repo::open_source(repo.work.path(), {revision});
+  REQUIRE(source.ok());
+  return index::run_index(**source, store, options, callbacks);
+}
+
+// Requires `store` (indexed incrementally with --rev) to hold what a clean index of
+// `revision` holds — the same files, blob ids, skip reasons and chunk counts — and `summary`
+// to report the same figures as the clean run.
+void require_clean_equal(const RevRepo& repo, const store::Store& store,
+                         const std::string& revision, const index::IndexSummary& summary) {
+  const std::string clean_path = repo.index_path("clean");
+  REQUIRE(store::Store::remove(clean_path).ok());
+  auto clean = store::Store::open(clean_path, store::OpenMode::read_write);
+  REQUIRE(clean.ok());
+  auto expected = index_revision(repo, **clean, revision);
+  REQUIRE(expected.ok());
+  const auto states = store.file_states();
+  const auto clean_states = (*clean)->file_states();
+  REQUIRE(states.size() == clean_states.size());
+  for (const auto& [path, state] : clean_states) {
+    INFO(path);
+    REQUIRE(states.count(path) == 1);
+    CHECK(states.at(path).blob_id == state.blob_id);
+    CHECK(states.at(path).skip_reason == state.skip_reason);
+  }
+  const auto stats = store.stats();
+  const auto clean_stats = (*clean)->stats();
+  CHECK(stats.files == clean_stats.files);
+  CHECK(stats.chunks == clean_stats.chunks);
+  CHECK(stats.files_per_language == clean_stats.files_per_language);
+  CHECK(store.meta("commit") == (*clean)->meta("commit"));
+  CHECK(summary.files == expected->files);
+  CHECK(summary.indexed == expected->indexed);
+  CHECK(summary.chunks == expected->chunks);
+  CHECK(summary.skipped == expected->skipped);
+  CHECK(summary.unchanged + summary.parsed == summary.indexed);
+  // The clean index stores the same tree rows as the incremental one.
+  CHECK(store.tree_ids() == (*clean)->tree_ids());
+  CHECK(store.meta("rev_submodules") == (*clean)->meta("rev_submodules"));
+}
+
+} // namespace
+
+TEST_CASE("index::run_index --rev walks only the folders whose tree id changed") {
+  RevRepo repo;
+  repo.work.write("top.py", "def top():\n    return 0\n");
+  repo.work.write("a/x.py", "def ex():\n    return 1\n");
+  repo.work.write("a/b/c/deep.py", "def deep():\n    return 2\n");
+  repo.work.write("a/b/c/data.bin", std::string("\0\1\2", 3));
+  repo.work.write("b/y.go", "package b\n\nfunc Why() {}\n");
+  repo.work.write("b/z/w.rs", "fn w() {}\n");
+  REQUIRE(std::system(("ln -s ../top.py '" + repo.work.file("a/link.py") + "'").c_str()) == 0);
+  // A nested repository: committed as a gitlink (a submodule), which has no file row.
+  repo.work.write("a/b/module/readme.md", "inner\n");
+  test::git(repo.work.file("a/b/module"), "init -q");
+  test::git(repo.work.file("a/b/module"), "add -A");
+  test::git(repo.work.file("a/b/module"), "commit -q -m inner");
+  const std::string first_commit = repo.commit("first");
+  auto store = store::Store::open(repo.index_path("rev"), store::OpenMode::read_write);
+  REQUIRE(store.ok());
+
+  auto first = index_revision(repo, **store, first_commit);
+  REQUIRE(first.ok());
+  CHECK(first->parsed == 5);
+  CHECK(first->skipped.at("submodule") == 1);
+  CHECK(first->skipped.at("symlink") == 1);
+  CHECK_FALSE((*store)->tree_ids().empty());
+  require_clean_equal(repo, **store, first_commit, *first);
+
+  SECTION("nothing changed: only the root tree is read, nothing is written") {
+    const auto trees = (*store)->tree_ids();
+    auto source = repo::open_source(repo.work.path(), {first_commit});
+    REQUIRE(source.ok());
+    auto listing = (*source)->list_changed(trees);
+    REQUIRE(listing.has_value());
+    REQUIRE(listing->ok());
+    CHECK((*listing)->entries.empty());
+    CHECK((*listing)->unchanged == std::vector<std::string>{""});
+    const auto indexed_at = (*store)->meta("indexed_at");
+    auto again = index_revision(repo, **store, first_commit);
+    REQUIRE(again.ok());
+    CHECK(again->parsed == 0);
+    CHECK(again->removed == 0);
+    CHECK(again->unchanged == first->indexed);
+    CHECK((*store)->tree_ids() == trees);
+    CHECK((*store)->meta("indexed_at") == indexed_at);
+    require_clean_equal(repo, **store, first_commit, *again);
+  }
+
+  SECTION("one file changed deep down, a folder deleted, one added, a file moved") {
+    repo.work.write("a/b/c/deep.py", "def deep():\n    return 3\n\ndef deeper():\n    return 4\n");
+    const std::string changed = repo.commit("deep change");
+    auto run = index_revision(repo, **store, changed);
+    REQUIRE(run.ok());
+    CHECK(run->parsed == 1);
+    CHECK(run->removed == 0);
+    require_clean_equal(repo, **store, changed, *run);
+
+    test::git(repo.work.path(), "rm -r -q b");
+    const std::string deleted = repo.commit("folder deleted");
+    run = index_revision(repo, **store, deleted);
+    REQUIRE(run.ok());
+    CHECK(run->parsed == 0);
+    CHECK(run->removed == 2);
+    require_clean_equal(repo, **store, deleted, *run);
+
+    repo.work.write("n/m/new.py", "def fresh():\n    return 5\n");
+    const std::string added = repo.commit("folder added");
+    run = index_revision(repo, **store, added);
+    REQUIRE(run.ok());
+    CHECK(run->parsed == 1);
+    CHECK(run->removed == 0);
+    require_clean_equal(repo, **store, added, *run);
+
+    test::git(repo.work.path(), "mv a/x.py n/m/x.py");
+    const std::string moved = repo.commit("file moved");
+    run = index_revision(repo, **store, moved);
+    REQUIRE(run.ok());
+    CHECK(run->parsed == 1);
+    CHECK(run->removed == 1);
+    require_clean_equal(repo, **store, moved, *run);
+
+    // Back and forth between two commits far apart.
+    for (const std::string& revision : {first_commit, moved, first_commit, deleted, moved}) {
+      INFO(revision);
+      run = index_revision(repo, **store, revision);
+      REQUIRE(run.ok());
+      require_clean_equal(repo, **store, revision, *run);
+    }
+  }
+
+  SECTION("another commit of the same tree stores its id and changes nothing else") {
+    const std::string empty = repo.commit("empty");
+    auto run = index_revision(repo, **store, empty);
+    REQUIRE(run.ok());
+    CHECK(run->parsed == 0);
+    CHECK((*store)->meta("commit") == empty);
+    require_clean_equal(repo, **store, empty, *run);
+  }
+
+  SECTION("a dry run leaves the rows as they were") {
+    repo.work.write("a/b/c/deep.py", "def deep():\n    return 9\n");
+    const std::string changed = repo.commit("deep change");
+    const auto trees = (*store)->tree_ids();
+    index::IndexOptions dry;
+    dry.dry_run = true;
+    auto run = index_revision(repo, **store, changed, {}, dry);
+    REQUIRE(run.ok());
+    CHECK(run->parsed == 1);
+    CHECK(run->files == first->files);
+    CHECK((*store)->tree_ids() == trees);
+    run = index_revision(repo, **store, changed);
+    REQUIRE(run.ok());
+    require_clean_equal(repo, **store, changed, *run);
+  }
+}
+
+TEST_CASE("index::run_index --rev after a working-tree run, and the reverse") {
+  RevRepo repo;
+  repo.work.write("a/one.py", "def one():\n    return 1\n");
+  repo.work.write("b/two.py", "def two():\n    return 2\n");
+  const std::string head = repo.commit("first");
+  auto store = store::Store::open(repo.index_path("rev"), store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  auto first = index_revision(repo, **store, head);
+  REQUIRE(first.ok());
+  REQUIRE_FALSE((*store)->tree_ids().empty());
+
+  // An uncommitted edit indexed from the working tree: the index is no longer HEAD's tree.
+  repo.work.write("a/one.py", "def one():\n    return 11\n");
+  auto work_tree = repo::open_source(repo.work.path(), {});
+  REQUIRE(work_tree.ok());
+  auto edited = index::run_index(**work_tree, **store, {}, {});
+  REQUIRE(edited.ok());
+  CHECK(edited->parsed == 1);
+  CHECK((*store)->tree_ids().empty());
+
+  // --rev HEAD again: a full listing puts the committed version back.
+  auto back = index_revision(repo, **store, head);
+  REQUIRE(back.ok());
+  CHECK(back->parsed == 1);
+  CHECK_FALSE((*store)->tree_ids().empty());
+  require_clean_equal(repo, **store, head, *back);
+
+  // A working-tree run after it writes the edit again and clears the rows.
+  auto again = index::run_index(**work_tree, **store, {}, {});
+  REQUIRE(again.ok());
+  CHECK(again->parsed == 1);
+  CHECK((*store)->tree_ids().empty());
+}
+
+TEST_CASE("index::run_index --rev interrupted leaves no tree rows") {
+  RevRepo repo;
+  for (int i = 0; i < 600; ++i) {
+    repo.work.write("f" + std::to_string(i % 3) + "/m" + std::to_string(i) + ".py",
+                    "def f" + std::to_string(i) + "():\n    return " + std::to_string(i) + "\n");
+  }
+  const std::string first_commit = repo.commit("first");
+  auto store = store::Store::open(repo.index_path("rev"), store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  REQUIRE(index_revision(repo, **store, first_commit).ok());
+  REQUIRE_FALSE((*store)->tree_ids().empty());
+
+  for (int i = 0; i < 600; ++i) {
+    repo.work.write("f" + std::to_string(i % 3) + "/m" + std::to_string(i) + ".py",
+                    "def g" + std::to_string(i) + "():\n    return " + std::to_string(i) + "\n");
+  }
+  const std::string second_commit = repo.commit("second");
+  int polls = 0;
+  index::IndexCallbacks callbacks;
+  callbacks.cancelled = [&] { return ++polls > 1; };  // after the first window
+  auto interrupted = index_revision(repo, **store, second_commit, callbacks);
+  REQUIRE_FALSE(interrupted.ok());
+  CHECK(interrupted.error().message == "interrupted");
+  CHECK((*store)->tree_ids().empty());
+
+  // The next run lists everything and finishes the job; so does going back.
+  auto finished = index_revision(repo, **store, second_commit);
+  REQUIRE(finished.ok());
+  require_clean_equal(repo, **store, second_commit, *finished);
+  auto previous = index_revision(repo, **store, first_commit);
+  REQUIRE(previous.ok());
+  require_clean_equal(repo, **store, first_commit, *previous);
+}

@@ -237,6 +237,45 @@ TEST_CASE("store::Store::put_file, file_states and remove_file") {
   CHECK(states.count("src/a.cpp") == 1);
 }
 
+TEST_CASE("store::Store::tree_ids: set_tree_ids replaces them, put_file and remove_file empty them") {
+  TempDir dir;
+  auto store = open_store(dir.file("index.db"));
+  CHECK(store->tree_ids().empty());
+  const std::vector<std::pair<std::string, std::string>> trees = {
+      {"", "root-id"}, {"src", "src-id"}, {"src/deep", "deep-id"}};
+  store->put_file(make_file("src/a.cpp", "blob-a"), {make_chunk("alpha", "int alpha();")});
+  store->begin();
+  store->set_tree_ids({{"", "old-root"}, {"gone", "gone-id"}});
+  store->set_tree_ids(trees);
+  store->commit();
+  CHECK(store->tree_ids() == trees);
+
+  // A rolled-back write leaves them; a committed one empties them.
+  store->begin();
+  store->put_file(make_file("src/b.cpp", "blob-b"), {make_chunk("beta", "int beta();")});
+  CHECK(store->tree_ids().empty());
+  store->rollback();
+  CHECK(store->tree_ids() == trees);
+  store->put_file(make_file("src/b.cpp", "blob-b"), {make_chunk("beta", "int beta();")});
+  CHECK(store->tree_ids().empty());
+
+  // Written after the writes of a transaction, they stay; a later write empties them again.
+  store->begin();
+  store->remove_file("src/b.cpp");
+  store->set_tree_ids(trees);
+  store->commit();
+  CHECK(store->tree_ids() == trees);
+  store->remove_file("src/a.cpp");
+  CHECK(store->tree_ids().empty());
+
+  // Stat data changes no file: the rows stay.
+  store->begin();
+  store->set_tree_ids(trees);
+  store->commit();
+  store->put_stat(FileRecord{"src/a.cpp", "blob-a", "cpp", 10, "", 1, 1, 1});
+  CHECK(store->tree_ids() == trees);
+}
+
 TEST_CASE("store::Store::chunks_by_id returns chunks with their file's data") {
   TempDir dir;
   auto store = open_store(dir.file("index.db"));
