@@ -181,6 +181,14 @@ void process(Work& item, repo::Source& source, parse::Chunker& chunker, embed::E
 struct RemoteInputs {
   std::vector<std::string> texts;
   std::vector<store::QuantizedVector*> targets;
+  std::vector<std::string> places;  // "path:start-end" of each chunk, for messages
+
+  void add(std::string_view path, const types::Chunk& chunk, store::QuantizedVector* target) {
+    texts.push_back(embed::embedding_input(path, chunk));
+    targets.push_back(target);
+    places.push_back(std::string(path) + ":" + std::to_string(chunk.start_line) + "-" +
+                     std::to_string(chunk.end_line));
+  }
 };
 
 // Embeds `inputs` with a remote embedder: vector cache first, then the service for the rest
@@ -243,7 +251,12 @@ void embed_remote(RemoteInputs& inputs, const IndexOptions& options,
     if (failure.permanent) throw util::Failure("embedding with model '" + model + "': " + failure.message);
   }
   if (!report.failures.empty() && tally.first_error.empty()) {
-    tally.first_error = report.failures.front().message;
+    // A service that rejects one input (too long for it, say) names an index within the
+    // request: say which chunk that is.
+    const embed::EmbedFailure& first = report.failures.front();
+    tally.first_error = first.end - first.begin == 1 && first.begin < misses.size()
+                            ? inputs.places[misses[first.begin]] + ": " + first.message
+                            : first.message;
   }
   if (options.vector_cache != nullptr && !fresh.empty()) {
     // A cache that cannot be written costs a second payment later, not this run.
@@ -263,8 +276,7 @@ void embed_window_remotely(std::vector<Work>& work, const IndexOptions& options,
     }
     item.vectors.assign(item.chunks.size(), store::QuantizedVector{});
     for (std::size_t i = 0; i < item.chunks.size(); ++i) {
-      inputs.texts.push_back(embed::embedding_input(item.entry->path, item.chunks[i]));
-      inputs.targets.push_back(&item.vectors[i]);
+      inputs.add(item.entry->path, item.chunks[i], &item.vectors[i]);
     }
   }
   std::size_t embedded = 0;
@@ -432,8 +444,7 @@ bool embed_pending(store::Store& store, const IndexOptions& options, std::int64_
     RemoteInputs inputs;
     std::vector<std::int64_t> ids;
     for (std::size_t i = 0; i < chunks.size(); ++i) {
-      inputs.texts.push_back(embed::embedding_input(chunks[i].path, chunks[i].chunk));
-      inputs.targets.push_back(&vectors[i]);
+      inputs.add(chunks[i].path, chunks[i].chunk, &vectors[i]);
       ids.push_back(chunks[i].id);
     }
     std::size_t embedded = 0;

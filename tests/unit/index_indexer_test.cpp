@@ -370,7 +370,7 @@ TEST_CASE("index::run_index with a remote model: whole windows, cache, pending c
   for (const auto& input : embedder.sent) CHECK(input.find("TOKEN") == std::string::npos);
   CHECK(first->embedding.sent == first->chunks - 1);
   CHECK(first->embedding.pending == 1);
-  CHECK(first->embedding.first_error == "HTTP 503");
+  CHECK(first->embedding.first_error == "src/flaky.py:1-2: HTTP 503");  // names the chunk
   CHECK((*store)->stats().pending_vectors == 1);
   auto check = store::check_index(index_path);
   REQUIRE(check.ok());
