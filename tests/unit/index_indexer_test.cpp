@@ -502,6 +502,25 @@ TEST_CASE("index::run_index skips a listing it has indexed completely, and nothi
   CHECK(third->skipped == second->skipped);
   CHECK((*store)->meta("listing_digest") == digest);
 
+  // The fast path reports the counts stored with the digest, not recounted rows...
+  CHECK((*store)->meta("listing_counts") == digest + "\t2\t" + std::to_string(second->chunks) +
+                                               "\tbinary=1");
+  (*store)->set_meta("listing_counts", digest + "\t7\t99\tbinary=3");
+  auto from_counts = index::run_index(**source, **store, {}, {});
+  REQUIRE(from_counts.ok());
+  CHECK(from_counts->indexed == 7);
+  CHECK(from_counts->chunks == 99);
+  CHECK(from_counts->skipped.at("binary") == 3);
+  // ...and only those of the same digest: others (and unreadable ones) are counted again.
+  for (const std::string& stale : {std::string("0123\t7\t99"), digest + "\t7", digest + "\tx\t1"}) {
+    (*store)->set_meta("listing_counts", stale);
+    auto recounted = index::run_index(**source, **store, {}, {});
+    REQUIRE(recounted.ok());
+    CHECK(recounted->indexed == second->indexed);
+    CHECK(recounted->chunks == second->chunks);
+    CHECK(recounted->skipped == second->skipped);
+  }
+
   // A write by anyone else (verify --repair removes a damaged file) forgets the digest, so
   // the next run puts the file back.
   (*store)->remove_file("a.py");
