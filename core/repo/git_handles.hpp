@@ -48,6 +48,8 @@ using OdbObjectHandle = GitHandle<git_odb_object, git_odb_object_free>;
 using FilterListHandle = GitHandle<git_filter_list, git_filter_list_free>;
 using RemoteHandle = GitHandle<git_remote, git_remote_free>;
 using ReferenceHandle = GitHandle<git_reference, git_reference_free>;
+using ConfigHandle = GitHandle<git_config, git_config_free>;
+using ConfigEntryHandle = GitHandle<git_config_entry, git_config_entry_free>;
 
 /// A git_buf that libgit2 fills and this object disposes of.
 class Buffer {

@@ -39,9 +39,11 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "core/repo/detail.hpp"
 #include "core/repo/git_index_file.hpp"
+#include "core/util/strings.hpp"
 
 namespace kasava::repo::detail {
 
@@ -503,6 +505,12 @@ private:
       if (!index) return util::Error{"reading the index of '" + m_root + "': " + error};
     }
     const std::vector<GitIndexEntry>& items = index->entries;
+    m_index_has_attributes = std::any_of(items.begin(), items.end(), [](const GitIndexEntry& item) {
+      const std::string_view path = item.path;
+      constexpr std::string_view name = ".gitattributes";
+      return path.size() >= name.size() && path.substr(path.size() - name.size()) == name &&
+             (path.size() == name.size() || path[path.size() - name.size() - 1] == '/');
+    });
 
     std::vector<SourceEntry> untracked;
     const std::vector<Observed> observed = observe_tracked(
@@ -575,6 +583,7 @@ private:
   }
 
   std::string hash_for_odb_locked(const std::string& path, const std::string& content) {
+    if (!filters_may_apply(path)) return blob_id_of(content);
     git_filter_list* raw_filters = nullptr;
     if (git_filter_list_load(&raw_filters, m_repository.get(), nullptr, path.c_str(),
                              GIT_FILTER_TO_ODB, GIT_FILTER_DEFAULT) < 0 ||
@@ -590,9 +599,69 @@ private:
     return blob_id_of(std::string_view(filtered.get()->ptr, filtered.get()->size));
   }
 
+  /// Whether a clean filter may apply to `path`. Filters come from attributes (text, eol,
+  /// ident, filter drivers) and core.autocrlf; asking libgit2 loads git's whole index the
+  /// first time, since attributes may come from there (57M instructions for 10,000 files:
+  /// most of a one-file refresh). Where nothing could name a filter — core.autocrlf false or
+  /// unset, no attributes file in git's index, on the path's way down the work tree, in
+  /// info/attributes, core.attributesFile, or the user's or the system's git folder — the
+  /// content is its own clean form, as libgit2 would find.
+  bool filters_may_apply(const std::string& path) {
+    if (m_index_has_attributes) return true;
+    if (!m_repository_filters) m_repository_filters = repository_filters_may_apply();
+    if (*m_repository_filters) return true;
+    struct stat info {};
+    std::string folder = m_root + "/";
+    for (std::size_t start = 0;;) {
+      if (::lstat((folder + ".gitattributes").c_str(), &info) == 0) return true;
+      const std::size_t slash = path.find('/', start);
+      if (slash == std::string::npos) return false;
+      folder.append(path, start, slash + 1 - start);
+      start = slash + 1;
+    }
+  }
+
+  /// The repository-wide sources of filters (see filters_may_apply); asked once.
+  bool repository_filters_may_apply() const {
+    git_config* raw_config = nullptr;
+    if (git_repository_config_snapshot(&raw_config, m_repository.get()) < 0) return true;
+    const ConfigHandle config(raw_config);
+    git_config_entry* raw_entry = nullptr;
+    if (git_config_get_entry(&raw_entry, config.get(), "core.autocrlf") == 0) {
+      const ConfigEntryHandle entry(raw_entry);
+      int enabled = 1;  // "input", or anything that is not a boolean: assume a filter
+      if (git_config_parse_bool(&enabled, entry->value) < 0 || enabled != 0) return true;
+    }
+    if (git_config_get_entry(&raw_entry, config.get(), "core.attributesfile") == 0) {
+      git_config_entry_free(raw_entry);
+      return true;
+    }
+    struct stat info {};
+    const auto exists = [&](const std::string& file) { return ::stat(file.c_str(), &info) == 0; };
+    if (exists(std::string(git_repository_commondir(m_repository.get())) + "info/attributes") ||
+        exists(std::string(git_repository_path(m_repository.get())) + "info/attributes")) {
+      return true;
+    }
+    // The folders libgit2 reads the user's (XDG: git/attributes) and the system's
+    // (gitattributes) files from, each a list separated by ':'.
+    for (const auto& [level, name] : {std::pair{GIT_CONFIG_LEVEL_XDG, "attributes"},
+                                      std::pair{GIT_CONFIG_LEVEL_SYSTEM, "gitattributes"}}) {
+      Buffer folders;
+      if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, level, folders.get()) < 0) return true;
+      const std::string_view list(folders.get()->ptr ? folders.get()->ptr : "", folders.get()->size);
+      for (const std::string& folder : util::split(list, ':')) {
+        if (!folder.empty() && exists(folder + "/" + name)) return true;
+      }
+    }
+    return false;
+  }
+
   RepositoryHandle m_repository;
   std::string m_root;
   std::string m_real_root;
+  /// Set by each listing: whether git's index tracks a .gitattributes file.
+  bool m_index_has_attributes = true;
+  std::optional<bool> m_repository_filters;
   // libgit2 objects must not be used from two threads at once; read() may be called from several.
   mutable std::mutex m_mutex;
 };

@@ -469,22 +469,28 @@ void Store::set_meta(std::string_view key, std::string_view value) {
 
 std::map<std::string, FileState> Store::file_states() const {
   return m_impl->guarded("reading", [&] {
+    // Two plain scans rather than a join in path order: that cost two b-tree lookups per
+    // file (the path index, then the row; 10,000 files: 20M instructions of 37M in all, now
+    // 9M), and in a git work tree the stat cache is mostly empty.
     std::map<std::string, FileState> states;
+    auto files = m_impl->m_db.query("SELECT path, blob_id, skip_reason FROM files");
+    while (files.step()) {
+      // Rows are mostly in path order (a run writes files in listing order): the hint makes
+      // those insertions constant time, and the others are placed by the map as usual.
+      states.emplace_hint(states.end(), std::string(files.column_text(0)),
+                          FileState{std::string(files.column_text(1)), std::string(files.column_text(2))});
+    }
     // An index made before the stat cache, opened read-only, has no stat_cache table yet.
-    const bool stat_cache = has_table(m_impl->m_db, "stat_cache");
-    auto query = m_impl->m_db.query(
-        stat_cache ? "SELECT f.path, f.blob_id, f.skip_reason, s.size, s.mtime_ns, s.ctime_ns,"
-                     " s.inode FROM files f LEFT JOIN stat_cache s ON s.path = f.path ORDER BY f.path"
-                   : "SELECT path, blob_id, skip_reason FROM files ORDER BY path");
-    while (query.step()) {
-      FileState state{std::string(query.column_text(1)), std::string(query.column_text(2))};
-      if (stat_cache && !query.column_is_null(4)) {
-        state.size = static_cast<std::uint64_t>(query.column_int64(3));
-        state.mtime_ns = query.column_int64(4);
-        state.ctime_ns = query.column_int64(5);
-        state.inode = static_cast<std::uint64_t>(query.column_int64(6));
-      }
-      states.emplace_hint(states.end(), std::string(query.column_text(0)), std::move(state));
+    if (!has_table(m_impl->m_db, "stat_cache")) return states;
+    auto stats = m_impl->m_db.query("SELECT path, size, mtime_ns, ctime_ns, inode FROM stat_cache");
+    while (stats.step()) {
+      const auto found = states.find(std::string(stats.column_text(0)));
+      if (found == states.end()) continue;
+      FileState& state = found->second;
+      state.size = static_cast<std::uint64_t>(stats.column_int64(1));
+      state.mtime_ns = stats.column_int64(2);
+      state.ctime_ns = stats.column_int64(3);
+      state.inode = static_cast<std::uint64_t>(stats.column_int64(4));
     }
     return states;
   });

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <functional>
 #include <thread>
 
 #include "core/repo/source.hpp"
@@ -164,6 +165,43 @@ TEST_CASE("repo::open_source hashes changed files through git's clean filters") 
   CHECK(read(*source, a) == "one\r\ntwo\r\nthree\r\n");  // the content as it is on disk
   CHECK(a.blob_id == git(repo, "hash-object a.txt"));    // the id git would store
   CHECK(a.blob_id != kasava::repo::blob_id_of("one\r\ntwo\r\nthree\r\n"));
+}
+
+TEST_CASE("repo::open_source hashes raw content only where no clean filter can apply") {
+  // A changed file with CRLF line ends: git converts them when a filter applies (from
+  // core.autocrlf or attributes in any of their places) and keeps them otherwise. The id must
+  // be git's in every case, whether or not kasava asked libgit2 for the filters.
+  const std::string crlf = "one\r\ntwo\r\n";
+  const auto changed_id = [&](const std::function<void(const std::string&)>& configure) {
+    TempDir temp;
+    const std::string repo = init_repository(temp.path() + "/work");
+    git(repo, "config core.autocrlf false");
+    write(repo + "/sub/a.txt", "one\n");  // no CRLF in the index: libgit2 then converts too
+    git(repo, "add sub/a.txt");
+    git(repo, "commit -q -m first");
+    write(repo + "/sub/a.txt", crlf);
+    configure(repo);
+    auto source = open(repo);
+    SourceEntry a = entry_named(list(*source), "sub/a.txt");
+    CHECK(read(*source, a) == crlf);
+    CHECK(a.blob_id == git(repo, "hash-object sub/a.txt"));
+    return a.blob_id;
+  };
+  const std::string raw = kasava::repo::blob_id_of(crlf);
+  CHECK(changed_id([](const std::string&) {}) == raw);
+  CHECK(changed_id([](const std::string& repo) { git(repo, "config core.autocrlf true"); }) != raw);
+  // An untracked attributes file on the path's way, one in info/, one named by the config.
+  CHECK(changed_id([](const std::string& repo) { write(repo + "/sub/.gitattributes", "*.txt text\n"); }) != raw);
+  CHECK(changed_id([](const std::string& repo) { write(repo + "/.git/info/attributes", "*.txt text\n"); }) != raw);
+  CHECK(changed_id([](const std::string& repo) {
+          write(repo + "/../attributes", "*.txt text\n");
+          git(repo, "config core.attributesFile '" + repo + "/../attributes'");
+        }) != raw);
+  // A tracked attributes file elsewhere in the tree: libgit2 decides (here: no filter).
+  CHECK(changed_id([](const std::string& repo) {
+          write(repo + "/other/.gitattributes", "*.txt text\n");
+          git(repo, "add other/.gitattributes");
+        }) == raw);
 }
 
 TEST_CASE("repo::open_source with a revision lists the committed tree") {
