@@ -24,7 +24,8 @@
 //   keeps a stack of ignore files while it walks.
 // Changed and untracked files get blob_id "" and read() hashes what it reads, applying the
 // repository's clean filters (CRLF, ident) like `git hash-object` so that an edit that is
-// reverted gets its index id back.
+// reverted gets its index id back. libgit2 is asked for the filters only where one could
+// apply (see filters_may_apply): its first answer costs a full read of git's index.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
