@@ -976,7 +976,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return summary;
   }
-  std::optional<IndexCounts> final_counts;  // counted in the last transaction, when there is one
+  std::optional<IndexCounts> final_counts;  // counted in the last transaction, if the run writes
   if (wrote || !gone.empty() || meta_changed || trees_changed) {
     Transaction transaction(store);
     for (const std::string& path : gone) store.remove_file(path);
@@ -995,12 +995,11 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
     // Also after a first run that was killed midway and left merging deferred.
     store.set_merging(store::Store::Merging::automatic);
     transaction.commit();
-    wrote = true;
   }
   summary.removed = gone.size();
 
-  if (wrote) {
-    const auto counts = final_counts ? final_counts->counts : store.counts();
+  if (final_counts) {  // the run wrote: the counts of its last transaction
+    const auto& counts = final_counts->counts;
     summary.indexed = static_cast<std::size_t>(counts.files);
     summary.chunks = static_cast<std::size_t>(counts.chunks);
   } else {

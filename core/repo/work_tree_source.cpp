@@ -634,7 +634,7 @@ private:
       if (git_config_parse_bool(&enabled, entry->value) < 0 || enabled != 0) return true;
     }
     if (git_config_get_entry(&raw_entry, config.get(), "core.attributesfile") == 0) {
-      git_config_entry_free(raw_entry);
+      const ConfigEntryHandle entry(raw_entry);
       return true;
     }
     struct stat info {};
