@@ -12,37 +12,32 @@ namespace {
 // Tokens longer than this are hashes, base64 or minified noise, not words.
 constexpr std::size_t k_max_word_length = 40;
 
-bool ends_with(std::string_view word, std::string_view suffix) {
-  return word.size() >= suffix.size() && word.substr(word.size() - suffix.size()) == suffix;
-}
-
 bool is_vowel(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
 
 bool all_digits(std::string_view word) {
   return std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-} // namespace
-
-std::string stem_word(std::string_view word) {
-  std::string out(word);
-  if (out.size() <= 3) return out;
+// stem_word into `out`, whose buffer is reused: text_words stems every token of a chunk.
+void stem_into(std::string_view word, std::string& out) {
+  out.assign(word);
+  if (out.size() <= 3) return;
   // Plurals and third person: "entries" → "entry", "classes" → "class", "files" → "file".
-  if (ends_with(out, "ies") && out.size() > 4) {
+  if (out.ends_with("ies") && out.size() > 4) {
     out.resize(out.size() - 3);
     out += 'y';
-  } else if (ends_with(out, "sses")) {
+  } else if (out.ends_with("sses")) {
     out.resize(out.size() - 2);
-  } else if (ends_with(out, "s") && !ends_with(out, "ss") && !ends_with(out, "us") &&
-             !ends_with(out, "is")) {
+  } else if (out.ends_with("s") && !out.ends_with("ss") && !out.ends_with("us") &&
+             !out.ends_with("is")) {
     out.pop_back();
   }
   // Verb forms: "parsing", "parsed" → "pars"; "stopped" → "stopp" → "stop".
   bool verb = false;
-  if (ends_with(out, "ing") && out.size() >= 7) {
+  if (out.ends_with("ing") && out.size() >= 7) {
     out.resize(out.size() - 3);
     verb = true;
-  } else if (ends_with(out, "ed") && out.size() >= 6) {
+  } else if (out.ends_with("ed") && out.size() >= 6) {
     out.resize(out.size() - 2);
     verb = true;
   }
@@ -55,6 +50,13 @@ std::string stem_word(std::string_view word) {
   }
   // A final silent 'e' so "parse" meets "pars(ing)": "create" → "creat".
   if (out.size() >= 5 && out.back() == 'e') out.pop_back();
+}
+
+} // namespace
+
+std::string stem_word(std::string_view word) {
+  std::string out;
+  stem_into(word, out);
   return out;
 }
 
@@ -73,16 +75,17 @@ std::vector<WordCount> text_words(std::string_view text, std::size_t max_words) 
     return slots[i];
   };
   const std::size_t first_line_end = std::min(text.find('\n'), text.size());
+  std::string word;  // the stemmed token; copied only for a word not seen before
   util::for_each_code_token(text, [&](std::string_view token, std::size_t begin, std::size_t) {
     if (token.empty() || token.size() > k_max_word_length || all_digits(token)) return;
-    std::string word = stem_word(token);
+    stem_into(token, word);
     std::uint32_t& slot = find_slot(word);
     if (slot != 0) {
       ++words[slot - 1].count;
       return;
     }
     if (max_words != 0 && words.size() >= max_words) return;
-    words.push_back({std::move(word), 1, begin < first_line_end});
+    words.push_back({word, 1, begin < first_line_end});
     slot = static_cast<std::uint32_t>(words.size());
     if (words.size() * 2 > capacity) {  // keep the load under one half
       capacity *= 2;

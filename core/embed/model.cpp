@@ -30,7 +30,7 @@
 //     slot h mod slots; a slot is 0xFFFFFFFF when empty, else (h >> 56) << 24 | row, so a
 //     probe compares the word's bytes only when the top 8 hash bits agree. Word r's bytes
 //     are words[offset[r], offset[r + 1]).
-//   - bucket scales: n-gram rows are summed in integers (see Impl::add_buckets), each row's
+//   - bucket scales: n-gram rows are summed in integers (see Impl::unknown_word), each row's
 //     scale as an i16 multiple of bucket_unit; stored so that loading never touches the
 //     5 MB of bucket rows.
 // Lookups check every index they read against the sizes, so a damaged file can give wrong
@@ -51,6 +51,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/embed/features.hpp"
 
@@ -248,7 +249,7 @@ std::string write_image(const Content& content, std::uint64_t hash) {
   std::size_t word_bytes = 0;
   for (const auto word : content.vocabulary) word_bytes += word.size();
 
-  // Bucket scales as i16 multiples of one unit, exactly as Impl::add_buckets sums them.
+  // Bucket scales as i16 multiples of one unit, exactly as Impl::unknown_word sums them.
   auto row_scale = [&](std::size_t row) { return load_f32(content.rows.data() + row * row_bytes); };
   float largest = 0;
   for (std::uint32_t b = 0; b < h.buckets; ++b)
@@ -298,6 +299,62 @@ std::string write_image(const Content& content, std::uint64_t hash) {
   put_u64(out, fnv1a64(out));
   return out;
 }
+
+// The loops encoding spends its time in, over one row of `dims` values. x86-64's baseline
+// has only SSE2; these are compiled twice (target_clones) and the dynamic loader picks the
+// AVX2 version on CPUs that have it, which does the same work in half the instructions. The
+// vectors stay bit-identical on every CPU: the integer sums are exact in any order, and the
+// float loops do the same operations per element, a multiply rounded, then an add. Never add
+// "fma" (or an -march level that has it) to these targets: GCC would fuse the two into one
+// rounding, and vectors, model ids and every existing index would disagree by a few bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define KASAVA_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KASAVA_SIMD_CLONES
+#endif
+
+/// acc[i] += values[i] * scale: an n-gram row's int8 values times its 16-bit scale.
+KASAVA_SIMD_CLONES
+void add_int_row(const signed char* values, std::int16_t scale, int dims, std::int32_t* acc) {
+  // 16 × 16 → 32-bit products: a pattern SSE2 and AVX2 vectorise (pmullw/pmulhw).
+  for (int i = 0; i < dims; ++i) acc[i] += static_cast<std::int16_t>(values[i]) * scale;
+}
+
+/// out[i] += factor * acc[i].
+KASAVA_SIMD_CLONES
+void add_scaled_sums(const std::int32_t* acc, float factor, int dims, float* out) {
+  for (int i = 0; i < dims; ++i) out[i] += factor * static_cast<float>(acc[i]);
+}
+
+/// out[i] += factor * values[i]: a vocabulary word's int8 row.
+KASAVA_SIMD_CLONES
+void add_scaled_row(const signed char* values, float factor, int dims, float* out) {
+  for (int i = 0; i < dims; ++i) out[i] += factor * static_cast<float>(values[i]);
+}
+
+#undef KASAVA_SIMD_CLONES
+
+/// The n-gram sum of a word outside the vocabulary (see Model::Impl::unknown_word).
+struct UnknownWord {
+  std::size_t offset = 0;  ///< where its dims sums start in EncodeState::sums
+  std::size_t grams = 0;   ///< how many n-gram rows were summed (0: the word is too short)
+};
+
+// What encoding needs besides the model. A word outside the vocabulary is the bulk of
+// encoding time (a few dozen n-gram rows), and the chunks of one file share most of their
+// identifiers, so Model::encode_all keeps each such word's n-gram sum for all of its texts:
+// that spares about half of the rows in CPython's Lib and in the synthetic benchmark
+// repository. The sums are exact integers, so a vector is bit-identical whether its words
+// were met before or not.
+struct EncodeState {
+  std::vector<std::uint32_t> grams;
+  std::unordered_map<std::string, UnknownWord> unknown;
+  std::vector<std::int32_t> sums;
+};
+
+// Words an EncodeState keeps the sums of (1 KiB each at 256 dimensions); past this it starts
+// over, so memory stays bounded whatever one file holds.
+constexpr std::size_t k_max_unknown_words = 2048;
 
 } // namespace
 
@@ -354,30 +411,60 @@ struct Model::Impl {
     return load_f32((query ? query_weights : code_weights) + std::size_t{4} * row);
   }
 
-  // N-gram rows are summed in integers (an unknown word has a few dozen of them, the bulk of
-  // encoding time): each row's scale as a 16-bit multiple of bucket_unit.
-  void add_buckets(const std::vector<std::uint32_t>& grams, float weight, float* out,
-                   std::vector<std::int32_t>& sum) const {
-    const int n = dims;  // a local: stores through acc could alias the member
-    sum.assign(static_cast<std::size_t>(n), 0);
-    std::int32_t* acc = sum.data();
-    for (const std::uint32_t bucket : grams) {
-      const char* data = table + (static_cast<std::size_t>(vocabulary) + bucket) * row_bytes;
-      const auto* values = reinterpret_cast<const signed char*>(data + 4);
-      const std::int16_t scale = load_i16(bucket_scales + std::size_t{2} * bucket);
-      // 16 × 16 → 32-bit products: a pattern SSE2 vectorises (pmullw/pmulhw).
-      for (int i = 0; i < n; ++i) acc[i] += static_cast<std::int16_t>(values[i]) * scale;
+  // The n-gram sum of a word outside the vocabulary, computed once per EncodeState. Rows are
+  // summed in integers, each row's scale as a 16-bit multiple of bucket_unit.
+  const UnknownWord& unknown_word(const std::string& word, EncodeState& state) const {
+    if (const auto found = state.unknown.find(word); found != state.unknown.end()) {
+      return found->second;
     }
-    const float factor = weight * bucket_unit;
-    for (int i = 0; i < n; ++i) out[i] += factor * static_cast<float>(acc[i]);
+    if (state.unknown.size() >= k_max_unknown_words) {
+      state.unknown.clear();
+      state.sums.clear();
+    }
+    state.grams.clear();
+    ngram_buckets(word, min_n, max_n, buckets, state.grams);
+    const UnknownWord unknown{state.sums.size(), state.grams.size()};
+    state.sums.resize(unknown.offset + static_cast<std::size_t>(dims), 0);
+    std::int32_t* sum = state.sums.data() + unknown.offset;
+    for (const std::uint32_t bucket : state.grams) {
+      const char* data = table + (static_cast<std::size_t>(vocabulary) + bucket) * row_bytes;
+      const std::int16_t scale = load_i16(bucket_scales + std::size_t{2} * bucket);
+      add_int_row(reinterpret_cast<const signed char*>(data + 4), scale, dims, sum);
+    }
+    return state.unknown.emplace(word, unknown).first->second;
   }
 
   void add_row(std::uint32_t row, float weight, float* out) const {
     const char* data = table + static_cast<std::size_t>(row) * row_bytes;
     const float scale = load_f32(data);
-    const auto* values = reinterpret_cast<const signed char*>(data + 4);
-    const float factor = scale * weight;
-    for (int i = 0; i < dims; ++i) out[i] += factor * static_cast<float>(values[i]);
+    add_scaled_row(reinterpret_cast<const signed char*>(data + 4), scale * weight, dims, out);
+  }
+
+  void encode(std::string_view text, InputKind kind, std::span<float> out,
+              EncodeState& state) const {
+    std::fill(out.begin(), out.end(), 0.0F);
+    if (out.size() != static_cast<std::size_t>(dims)) return;
+    const bool query = kind == InputKind::query;
+    for (const auto& [word, count, in_first_line] : text_words(text, k_max_words)) {
+      const float repeat = (1.0F + std::log(static_cast<float>(count))) *
+                           (!query && in_first_line ? name_boost : 1.0F);
+      const std::uint32_t row = find(word);
+      if (row != k_no_row) {
+        add_row(row, weight(row, query) * repeat, out.data());
+        continue;
+      }
+      const UnknownWord& unknown = unknown_word(word, state);
+      if (unknown.grams == 0) continue;
+      const float word_weight = (query ? unknown_query_weight : unknown_code_weight) * repeat /
+                                static_cast<float>(unknown.grams);
+      add_scaled_sums(state.sums.data() + unknown.offset, word_weight * bucket_unit, dims,
+                      out.data());
+    }
+    double norm = 0;
+    for (const float x : out) norm += static_cast<double>(x) * x;
+    if (norm <= 0) return;
+    const auto inverse = static_cast<float>(1.0 / std::sqrt(norm));
+    for (float& x : out) x *= inverse;
   }
 };
 
@@ -472,32 +559,20 @@ util::Result<std::shared_ptr<const Model>> Model::from_bytes(std::string_view by
 }
 
 void Model::encode(std::string_view text, InputKind kind, std::span<float> out) const {
-  const Impl& m = *m_impl;
-  std::fill(out.begin(), out.end(), 0.0F);
-  if (out.size() != static_cast<std::size_t>(m.dims)) return;
-  const bool query = kind == InputKind::query;
-  std::vector<std::uint32_t> grams;
-  std::vector<std::int32_t> sum;
-  for (const auto& [word, count, in_first_line] : text_words(text, k_max_words)) {
-    const float repeat = (1.0F + std::log(static_cast<float>(count))) *
-                         (!query && in_first_line ? m.name_boost : 1.0F);
-    const std::uint32_t row = m.find(word);
-    if (row != k_no_row) {
-      m.add_row(row, m.weight(row, query) * repeat, out.data());
-      continue;
-    }
-    grams.clear();
-    ngram_buckets(word, m.min_n, m.max_n, m.buckets, grams);
-    if (grams.empty()) continue;
-    const float weight = (query ? m.unknown_query_weight : m.unknown_code_weight) * repeat /
-                         static_cast<float>(grams.size());
-    m.add_buckets(grams, weight, out.data(), sum);
+  EncodeState state;
+  m_impl->encode(text, kind, out, state);
+}
+
+std::vector<std::vector<float>> Model::encode_all(const std::vector<std::string_view>& texts,
+                                                  InputKind kind) const {
+  EncodeState state;
+  std::vector<std::vector<float>> out;
+  out.reserve(texts.size());
+  for (const auto text : texts) {
+    out.emplace_back(static_cast<std::size_t>(m_impl->dims));
+    m_impl->encode(text, kind, out.back(), state);
   }
-  double norm = 0;
-  for (const float x : out) norm += static_cast<double>(x) * x;
-  if (norm <= 0) return;
-  const auto inverse = static_cast<float>(1.0 / std::sqrt(norm));
-  for (float& x : out) x *= inverse;
+  return out;
 }
 
 std::vector<float> Model::encode(std::string_view text, InputKind kind) const {
@@ -591,10 +666,7 @@ public:
   int dimensions() const override { return m_model->dimensions(); }
   util::Result<std::vector<std::vector<float>>> embed(const std::vector<std::string_view>& inputs,
                                                       InputKind kind) override {
-    std::vector<std::vector<float>> out;
-    out.reserve(inputs.size());
-    for (const auto input : inputs) out.push_back(m_model->encode(input, kind));
-    return out;
+    return m_model->encode_all(inputs, kind);
   }
 
 private:

@@ -69,6 +69,11 @@ public:
   /// has no words. Queries and code are weighted differently (InputKind).
   void encode(std::string_view text, InputKind kind, std::span<float> out) const;
   std::vector<float> encode(std::string_view text, InputKind kind) const;
+  /// Encodes each text, bit-identical to encode(), sharing work between them: the n-gram
+  /// sums of words outside the vocabulary are computed once for all texts, so texts with
+  /// common identifiers (the chunks of one file) cost less.
+  std::vector<std::vector<float>> encode_all(const std::vector<std::string_view>& texts,
+                                             InputKind kind) const;
 
   struct Impl;
 

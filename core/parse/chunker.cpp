@@ -9,7 +9,8 @@
 //    bytes or a query that does not compile, the whole file falls back to line windows (step
 //    6), so chunk() never fails. Tree-sitter reads invalid UTF-8 as U+FFFD: any bytes are safe.
 //
-// 2. Query. Each language's tag query (tags.scm conventions) is compiled once, lazily, with
+// 2. Query. Each language's tag query (tags.scm conventions) is compiled once per process,
+//    lazily, and shared by the Chunkers of all threads (shared_language_state), with
 //    two patterns appended that capture every comment node (`@kasava.comment`) and every
 //    decorator-like node that stands before a definition (`@kasava.preamble`: `@decorator`,
 //    `#[attribute]`). Captures named `definition.<kind>` give the definition node and its
@@ -70,6 +71,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -963,18 +965,44 @@ std::string tag_query_error(std::string_view language) {
   return error;
 }
 
+namespace {
+
+// The language's compiled query, made once per process and shared by every Chunker: compiling
+// a tag query costs tree-sitter ~50M instructions (its analysis of the patterns), which each
+// indexing thread used to pay again for each language. A TSQuery is not changed by running
+// it (cursors take it const), so threads can share it; each Chunker keeps its own cursor.
+const LanguageState& shared_language_state(const LanguageSpec& spec) {
+  struct Entry {
+    std::once_flag compiled;
+    LanguageState state;
+  };
+  static std::mutex mutex;
+  static std::unordered_map<const LanguageSpec*, Entry> entries;  // nodes never move
+  Entry* entry = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    entry = &entries[&spec];
+  }
+  // Outside the lock: threads wanting other languages compile theirs meanwhile.
+  std::call_once(entry->compiled, [&] { entry->state = load_language(spec, nullptr); });
+  return entry->state;
+}
+
+}  // namespace
+
 struct Chunker::Impl {
   ChunkerOptions options;
   ParserPtr parser{ts_parser_new()};
   QueryCursorPtr cursor{ts_query_cursor_new()};
-  std::unordered_map<const LanguageSpec*, LanguageState> languages;
+  // This Chunker's view of the shared states: found without taking the lock again.
+  std::unordered_map<const LanguageSpec*, const LanguageState*> languages;
 
   const LanguageState& language_state(const LanguageSpec& spec) {
     auto found = languages.find(&spec);
     if (found == languages.end()) {
-      found = languages.emplace(&spec, load_language(spec, nullptr)).first;
+      found = languages.emplace(&spec, &shared_language_state(spec)).first;
     }
-    return found->second;
+    return *found->second;
   }
 
   // Chunks with the grammar, or nullopt when the file must fall back to line windows.

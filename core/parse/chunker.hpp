@@ -32,10 +32,11 @@ struct ChunkerOptions {
 
 /// The error compiling the tag query of `language` with the compiled-in grammar ("query error
 /// at offset 120: invalid node type 'foo'"), or "" when it compiles or there is no query.
-/// For tests and diagnostics; Chunker compiles each query once on first use.
+/// For tests and diagnostics; Chunker compiles each query once per process on first use.
 std::string tag_query_error(std::string_view language);
 
-/// Reusable per thread: holds a parser and compiled queries per language (not thread-safe).
+/// Reusable per thread: holds a parser and a query cursor (not thread-safe). The compiled
+/// tag queries are shared by all Chunkers of the process.
 class Chunker {
 public:
   explicit Chunker(ChunkerOptions options = {});

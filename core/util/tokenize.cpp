@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <utility>
 
 namespace kasava::util {
 namespace {
@@ -15,24 +17,30 @@ bool is_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
 bool is_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
 bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
+void lower_in_place(std::string& text) {
+  for (char& c : text) {
     if (is_upper(static_cast<unsigned char>(c))) c = static_cast<char>(c - 'A' + 'a');
   }
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  lower_in_place(out);
   return out;
 }
 
 // Words longer than this are hashes, base64 or minified noise: kept whole, never split.
 constexpr std::size_t k_max_split_length = 64;
 
-} // namespace
-
-std::vector<std::string> split_identifier(std::string_view identifier) {
-  std::vector<std::string> parts;
+// Calls part(begin, end) for each part of `identifier`, as byte ranges in it, by the rules of
+// split_identifier. Lower-casing is per byte, so the parts of a lower-cased copy of the
+// identifier are the same ranges of that copy: for_each_code_token lowers each word once and
+// passes views into it, with no string per part.
+template <typename PartSink>
+void for_each_identifier_part(std::string_view identifier, PartSink&& part) {
   std::size_t start = 0;
   auto flush = [&](std::size_t end) {
-    if (end > start) parts.push_back(lower(identifier.substr(start, end - start)));
+    if (end > start) part(start, end);
     start = end;
   };
   for (std::size_t i = 0; i < identifier.size(); ++i) {
@@ -55,10 +63,23 @@ std::vector<std::string> split_identifier(std::string_view identifier) {
     }
   }
   flush(identifier.size());
+}
+
+} // namespace
+
+std::vector<std::string> split_identifier(std::string_view identifier) {
+  std::vector<std::string> parts;
+  for_each_identifier_part(identifier, [&](std::size_t begin, std::size_t end) {
+    parts.push_back(lower(identifier.substr(begin, end - begin)));
+  });
   return parts;
 }
 
 void for_each_code_token(std::string_view text, const TokenSink& sink) {
+  // This runs over every chunk twice (the lexical index and the embedding), so it allocates
+  // nothing per word: one lower-cased copy of the word, reused, and views into it.
+  std::string lowered;
+  std::array<std::pair<std::uint8_t, std::uint8_t>, k_max_split_length> parts{};
   std::size_t i = 0;
   while (i < text.size()) {
     if (!is_word_byte(static_cast<unsigned char>(text[i]))) {
@@ -70,14 +91,20 @@ void for_each_code_token(std::string_view text, const TokenSink& sink) {
     const std::string_view word = text.substr(i, end - i);
     // Skip words that are only underscores.
     if (word.find_first_not_of('_') != std::string_view::npos) {
-      const std::string whole = lower(word);
-      const std::string_view trimmed =
-          std::string_view(whole).substr(whole.find_first_not_of('_'));
+      lowered.assign(word);
+      lower_in_place(lowered);
+      const std::string_view whole(lowered);
+      const std::string_view trimmed = whole.substr(whole.find_first_not_of('_'));
       sink(trimmed.substr(0, trimmed.find_last_not_of('_') + 1), i, end);
       if (word.size() <= k_max_split_length) {
-        const auto parts = split_identifier(word);
-        if (parts.size() > 1) {
-          for (const auto& part : parts) sink(part, i, end);
+        std::size_t count = 0;
+        for_each_identifier_part(word, [&](std::size_t begin, std::size_t part_end) {
+          parts[count++] = {static_cast<std::uint8_t>(begin), static_cast<std::uint8_t>(part_end)};
+        });
+        if (count > 1) {
+          for (std::size_t p = 0; p < count; ++p) {
+            sink(whole.substr(parts[p].first, parts[p].second - parts[p].first), i, end);
+          }
         }
       }
     }

@@ -399,6 +399,33 @@ TEST_CASE("embed::builtin_model encodes bit-identically to format version 1") {
   CHECK(hash == 0x80b6024f89682155ULL);
 }
 
+TEST_CASE("embed::Model::encode_all equals encode for each text, bit for bit") {
+  // Texts that share words outside the vocabulary (whose n-gram sums encode_all keeps), with
+  // more distinct ones than it keeps, so it also starts over.
+  const auto model = embed::builtin_model();
+  Numbers numbers;
+  std::vector<std::string> unknown;
+  for (int i = 0; i < 3000; ++i) unknown.push_back("zq" + std::to_string(i) + "xw");
+  const std::vector<std::string> known = {"read", "file", "parseConfig", "HTTPServer", "x", "2"};
+  std::vector<std::string> texts;
+  for (int text = 0; text < 400; ++text) {
+    std::string input = "path/to/file.py Parent symbolName\n";
+    for (int w = 0; w < 25; ++w) {
+      input += numbers.next() % 3 == 0 ? known[numbers.next() % known.size()]
+                                       : unknown[numbers.next() % unknown.size()];
+      input += ' ';
+    }
+    texts.push_back(input);
+  }
+  texts.emplace_back("");
+  const std::vector<std::string_view> views(texts.begin(), texts.end());
+  for (const auto kind : {embed::InputKind::query, embed::InputKind::document}) {
+    const auto all = model->encode_all(views, kind);
+    REQUIRE(all.size() == texts.size());
+    for (std::size_t i = 0; i < texts.size(); ++i) REQUIRE(all[i] == model->encode(texts[i], kind));
+  }
+}
+
 TEST_CASE("embed::Model::from_bytes rejects a damaged word table, even with a valid checksum") {
   const auto data = wide_model(200, 16);
   const std::string bytes = embed::serialize_model(data);

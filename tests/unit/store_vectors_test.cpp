@@ -70,6 +70,15 @@ TEST_CASE("store::quantize reconstructs every value within half a step") {
   CHECK(store::int8_cosine(std::vector<float>(16, 0.5f), zero.values) == 0.0);
 }
 
+TEST_CASE("store::quantize rounds halves away from zero and codes only positive values") {
+  // The largest magnitude is 127, so each value is its own step.
+  const std::vector<float> vector = {127.0f, 2.5f, -2.5f, 0.5f, -0.5f, -0.0f, 0.0f, -127.0f, 1.49f};
+  const auto quantized = store::quantize(vector);
+  CHECK(quantized.scale == 1.0f);
+  CHECK(quantized.values == std::vector<std::int8_t>{127, 3, -3, 1, -1, 0, 0, -127, 1});
+  CHECK(quantized.code == std::vector<std::uint8_t>{0x0B, 0x01});
+}
+
 TEST_CASE("store::pack_values round-trips and rejects wrong lengths") {
   std::mt19937 random(3);
   const auto quantized = store::quantize(random_unit_vector(random, 32));

@@ -45,6 +45,22 @@ TEST_CASE("util::code_tokens does not split very long words") {
   CHECK(code_tokens(hash + "B") == Strings{std::string(100, 'a') + "b"});
 }
 
+TEST_CASE("util::for_each_code_token gives a word whole, then split_identifier's parts") {
+  const std::string long_word = "ab" + std::string(61, 'c') + "D";  // 64 bytes: still split
+  for (const std::string& word :
+       Strings{"fooBar", "__init__", "HTTPServer2Go", "utf8Decode", "snake_case__x_", "ALLCAPS",
+               "x", "déjàVu", "a1B2c3", long_word, long_word + "e"}) {
+    Strings expected = split_identifier(word);
+    std::string whole;
+    for (const char c : word) whole += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    whole = whole.substr(whole.find_first_not_of('_'));
+    whole = whole.substr(0, whole.find_last_not_of('_') + 1);
+    if (expected.size() <= 1 || word.size() > 64) expected.clear();
+    expected.insert(expected.begin(), whole);
+    CHECK(code_tokens(" " + word + "(") == expected);
+  }
+}
+
 TEST_CASE("util::query_terms drops stop words and duplicates") {
   CHECK(query_terms("where is the auth code") == Strings{"auth", "code"});
   CHECK(query_terms("how to parse a config, parse it") == Strings{"parse", "config"});
