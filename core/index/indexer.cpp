@@ -7,7 +7,9 @@
 //   read + chunk (all cores)  worker threads read each item (which hashes changed files),
 //                             apply the skip rules and chunk it, one Chunker per thread,
 //                             reused for the whole run; then embed its chunks (when the
-//                             run has a local embedder) and quantize the vectors for the store.
+//                             run has a local embedder) and quantize the vectors for the store,
+//                             and compress the chunks' text for it (store::pack_texts: the
+//                             writer thread is the busiest one, so it only stores).
 //   embed (calling thread)    with a remote embedder, the whole window's chunks at once:
 //                             vector cache first, the rest sent in full batches (the
 //                             embedder sends them in parallel); chunks that fail are stored
@@ -127,7 +129,11 @@ struct Work {
   std::uint64_t content_size = 0;
   std::vector<types::Chunk> chunks;
   std::vector<store::QuantizedVector> vectors;  // one per chunk when the run embeds
+  store::PackedTexts texts;                     // the chunks' strings compressed for the store
 };
+
+// Whether the run writes to the index: a dry run does not, so it compresses nothing.
+enum class Writing { yes, dry_run };
 
 // Embeds the chunks of one file (on a worker thread) into item.vectors.
 void embed_chunks(Work& item, embed::Embedder& embedder) {
@@ -154,8 +160,9 @@ void embed_chunks(Work& item, embed::Embedder& embedder) {
   }
 }
 
-// Reads, checks, chunks and embeds one item (on a worker thread).
-void process(Work& item, repo::Source& source, parse::Chunker& chunker, embed::Embedder* embedder) {
+// Reads, checks, chunks, embeds and packs one item (on a worker thread).
+void process(Work& item, repo::Source& source, parse::Chunker& chunker, embed::Embedder* embedder,
+             Writing writing) {
   if (!item.read) return;
   auto content = source.read(*item.entry);
   if (!content) {
@@ -176,6 +183,7 @@ void process(Work& item, repo::Source& source, parse::Chunker& chunker, embed::E
   if (embedder != nullptr && embedder->locality() == embed::Locality::local) {
     embed_chunks(item, *embedder);
   }
+  if (writing == Writing::yes && !item.chunks.empty()) item.texts = store::pack_texts(item.chunks);
 }
 
 // Texts to embed with a remote embedder, and where each vector goes.
@@ -289,14 +297,14 @@ void embed_window_remotely(std::vector<Work>& work, const IndexOptions& options,
 // first exception of any thread is rethrown here, after all threads have stopped.
 void process_in_parallel(std::vector<Work>& work, repo::Source& source,
                          std::vector<std::unique_ptr<parse::Chunker>>& chunkers,
-                         embed::Embedder* embedder) {
+                         embed::Embedder* embedder, Writing writing) {
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto run = [&](parse::Chunker& chunker) {
     try {
       for (std::size_t i = next++; i < work.size(); i = next++) {
-        process(work[i], source, chunker, embedder);
+        process(work[i], source, chunker, embedder, writing);
       }
     } catch (...) {
       next = work.size();
@@ -317,6 +325,7 @@ struct Batch {
   std::vector<store::FileRecord> records;
   std::vector<std::vector<types::Chunk>> chunks;  // parallel to records
   std::vector<std::vector<store::QuantizedVector>> vectors;  // parallel to records
+  std::vector<store::PackedTexts> texts;                     // parallel to records
   std::vector<store::FileRecord> stats;           // touched files: new stat data only
 };
 
@@ -396,7 +405,7 @@ private:
       try {
         Transaction transaction(m_store);
         for (std::size_t i = 0; i < batch.records.size(); ++i) {
-          m_store.put_file(batch.records[i], batch.chunks[i], batch.vectors[i]);
+          m_store.put_file(batch.records[i], batch.chunks[i], batch.vectors[i], batch.texts[i]);
         }
         for (const store::FileRecord& record : batch.stats) m_store.put_stat(record);
         transaction.commit();
@@ -872,7 +881,8 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
     if (chunkers.empty()) {
       for (unsigned t = 0; t < threads; ++t) chunkers.push_back(std::make_unique<parse::Chunker>());
     }
-    process_in_parallel(work, source, chunkers, options.dry_run ? nullptr : options.embedder);
+    process_in_parallel(work, source, chunkers, options.dry_run ? nullptr : options.embedder,
+                        options.dry_run ? Writing::dry_run : Writing::yes);
     if (remote) embed_window_remotely(work, options, summary.embedding);
 
     // Tally in listing order (warnings too), and hand what must be stored to the writer.
@@ -909,6 +919,7 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       batch.records.push_back(std::move(record));
       batch.chunks.push_back(std::move(item.chunks));
       batch.vectors.push_back(std::move(item.vectors));
+      batch.texts.push_back(std::move(item.texts));
     }
     progress.files_parsed = summary.parsed;
     if (!options.dry_run && (!batch.records.empty() || !batch.stats.empty())) {

@@ -77,6 +77,9 @@ public:
   bool column_is_null(int index) const {
     return sqlite3_column_type(m_statement, index) == SQLITE_NULL;
   }
+  bool column_is_blob(int index) const {
+    return sqlite3_column_type(m_statement, index) == SQLITE_BLOB;
+  }
 
 private:
   sqlite3* m_db;

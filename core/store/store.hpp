@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/store/text_packs.hpp"
 #include "core/store/vectors.hpp"
 #include "core/types/chunk.hpp"
 #include "core/util/result.hpp"
@@ -25,7 +26,14 @@ namespace kasava::store {
 /// 2: vectors as int8 values plus a `vector_codes` table of binary codes per file.
 /// 3: `pending_vectors`, chunks of an index with a model whose embedding failed; `trees`, the
 ///    tree ids of the last complete `--rev` run.
-inline constexpr int k_schema_version = 3;
+/// 4: chunk text, signature and doc compressed in `text_packs` (see text_packs.hpp); a chunk's
+///    `text` column holds a reference to its pack (a BLOB) instead of the text. An older
+///    kasava would misread those rows, hence the new number.
+inline constexpr int k_schema_version = 4;
+/// The oldest version still opened as it is: schema 3 differs only in keeping chunk strings
+/// uncompressed, which is read as before; opening it for writing makes it schema 4 (its
+/// old rows stay as they are, new ones are packed).
+inline constexpr int k_oldest_readable_schema_version = 3;
 
 enum class OpenMode {
   read_only,   ///< the file must exist; nothing is written
@@ -111,7 +119,9 @@ struct Stats {
 /// What check_index() found in an index file (see core/store/verify.cpp).
 struct IndexCheck {
   /// Damage to the file as a whole (SQLite or FTS5 integrity, FTS rows of no chunk, vectors
-  /// without a model stamp): only a rebuild repairs it. Empty when the file is sound.
+  /// without a model stamp, chunk text that does not decode — its FTS row cannot be deleted
+  /// without it —, packs of text of no chunk): only a rebuild repairs it. Empty when the file
+  /// is sound.
   std::vector<std::string> problems;
   /// Indexed files whose rows disagree (a chunk without its FTS row, chunks of a file
   /// remembered as skipped): re-indexing these paths repairs them.
@@ -127,8 +137,9 @@ struct IndexCheck {
 
 /// Checks the kasava index at `path` against itself on a read-only connection of its own:
 /// PRAGMA integrity_check, FTS5 'integrity-check', every chunk's file row and FTS row, every
-/// FTS row's chunk, vectors against chunks and the model stamp (with a model, every chunk has
-/// one vector of the stamped dimensions and its binary code). An error only when the file
+/// FTS row's chunk, every chunk's packed text decoding, every pack's chunks, vectors against
+/// chunks and the model stamp (with a model, every chunk has one vector of the stamped
+/// dimensions and its binary code). An error only when the file
 /// cannot be opened or read at all (open it with Store::open first for a clear message).
 util::Result<IndexCheck> check_index(const std::string& path);
 
@@ -167,9 +178,10 @@ public:
   /// Replaces whatever is stored for record.path with this version and its chunks, and their
   /// vectors when given (one per chunk, in order, all of one length; see quantize()). A chunk
   /// whose vector is empty (no values) is remembered as pending: its embedding failed, and a
-  /// later run embeds it again (pending_chunks, put_vectors).
+  /// later run embeds it again (pending_chunks, put_vectors). `texts`: the chunks' strings as
+  /// pack_texts(chunks) packs them, made off the writing thread; empty = packed here.
   void put_file(const FileRecord& record, const std::vector<types::Chunk>& chunks,
-                const std::vector<QuantizedVector>& vectors = {});
+                const std::vector<QuantizedVector>& vectors = {}, const PackedTexts& texts = {});
   /// Stores the vectors of chunks that were pending (see put_file), one per id, and adds
   /// their codes to their files' rows. Ids that are not pending are ignored.
   void put_vectors(const std::vector<std::int64_t>& chunk_ids,

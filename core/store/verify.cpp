@@ -10,7 +10,10 @@
 // never both), and its file's row of binary codes lists exactly its chunks with vectors (a
 // missing or wrong vector is repaired by re-indexing the file). A chunk without its FTS row is
 // repaired by re-indexing its file; an FTS row without a chunk cannot be deleted from a
-// contentless table without the original text, so it calls for a rebuild.
+// contentless table without the original text, so it calls for a rebuild. For the same
+// reason a chunk whose packed text does not decode (a malformed reference, a missing or
+// damaged pack, a place outside it) calls for a rebuild, and so does a pack no chunk refers
+// to (space nothing would ever free).
 #include "core/store/store.hpp"
 
 #include <algorithm>
@@ -212,6 +215,63 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
   check.inconsistent_paths.assign(inconsistent.begin(), inconsistent.end());
 }
 
+bool has_text_packs(sqlite::Database& db) {
+  auto query = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'text_packs'");
+  return query.step();
+}
+
+// Every packed chunk's text decodes, and every pack belongs to a chunk (see text_packs.hpp).
+void check_texts(sqlite::Database& db, IndexCheck& check) {
+  std::set<std::int64_t> referenced;
+  std::int64_t damaged = 0;
+  std::string first;  // the first damaged chunk, named
+  {
+    // Chunks of one pack are consecutive ids: keep the last pack decoded.
+    std::int64_t decoded_id = 0;
+    util::Result<std::string> decoded = std::string();
+    auto query = db.query(
+        "SELECT c.id, c.text, coalesce(f.path, '') FROM chunks c LEFT JOIN files f"
+        " ON f.id = c.file_id WHERE typeof(c.text) = 'blob' ORDER BY c.id");
+    while (query.step()) {
+      const std::int64_t chunk_id = query.column_int64(0);
+      std::string why;
+      const auto reference = decode_reference(query.column_blob(1));
+      if (!reference) {
+        why = "its reference is malformed";
+      } else {
+        referenced.insert(reference->pack_id);
+        if (reference->pack_id != decoded_id) {
+          decoded_id = reference->pack_id;
+          auto pack = db.query("SELECT data FROM text_packs WHERE id = ?1");
+          pack.bind(1, decoded_id);
+          decoded = pack.step() ? unpack(pack.column_blob(0))
+                                : util::Result<std::string>(util::Error{"its pack is missing"});
+        }
+        if (!decoded) {
+          why = decoded.error().message;
+        } else if (!strings_at(*decoded, reference->place)) {
+          why = "it lies outside its pack";
+        }
+      }
+      if (why.empty()) continue;
+      if (damaged++ == 0) {
+        first = "chunk " + std::to_string(chunk_id) + " of '" +
+                std::string(query.column_text(2)) + "': " + why;
+      }
+    }
+  }
+  if (damaged > 0) {
+    check.problems.push_back(std::to_string(damaged) + " chunks' text does not decode (" + first +
+                             ")");
+  }
+  std::int64_t unreferenced = 0;
+  auto query = db.query("SELECT id FROM text_packs");
+  while (query.step()) unreferenced += referenced.count(query.column_int64(0)) == 0 ? 1 : 0;
+  if (unreferenced > 0) {
+    check.problems.push_back(std::to_string(unreferenced) + " packs of chunk text belong to no chunk");
+  }
+}
+
 } // namespace
 
 util::Result<IndexCheck> check_index(const std::string& path) {
@@ -232,6 +292,8 @@ util::Result<IndexCheck> check_index(const std::string& path) {
       if (check.problems.empty()) {
         if (writable) check_fts_integrity(*db, check);
         check_tables(*db, check);
+        // An index of schema 3 has no packs (see k_oldest_readable_schema_version).
+        if (has_text_packs(*db)) check_texts(*db, check);
       }
     } catch (const sqlite::Error& error) {
       check.problems.push_back(std::string("reading the index: ") + error.what());

@@ -63,6 +63,24 @@ TEST_CASE("verify: a chunk without its full-text row is found and repaired (sqli
   REQUIRE(repo.kasava({"verify"}).exit_code == 0);
 }
 
+TEST_CASE("verify: chunk text that does not decode is found, and --repair rebuilds (sqlite3 CLI)") {
+  FixtureRepo repo;
+  write_sample_project(repo);
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  sqlite3_exec(repo, "UPDATE text_packs SET data = substr(data, 1, length(data) / 2)");
+  const auto damaged = repo.kasava({"verify"});
+  INFO(describe(damaged));
+  CHECK(damaged.exit_code == 1);
+  CHECK(damaged.out.find("text does not decode") != std::string::npos);
+  const auto repaired = repo.kasava({"verify", "--repair"});
+  INFO(describe(repaired));
+  REQUIRE(repaired.exit_code == 0);
+  REQUIRE(repo.kasava({"verify"}).exit_code == 0);
+  const auto asked = repo.kasava({"ask", "--no-refresh", sample_definitions()[0].query});
+  INFO(describe(asked));
+  CHECK(asked.exit_code == 0);
+}
+
 TEST_CASE("verify: a corrupted, truncated or foreign index.db is a clear error and --rebuild recovers") {
   FixtureRepo repo;
   write_sample_project(repo);

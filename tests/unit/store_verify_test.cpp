@@ -75,3 +75,56 @@ TEST_CASE("store::check_index: a missing file is an error naming it") {
   REQUIRE(!check);
   CHECK(check.error().message.find("missing.db") != std::string::npos);
 }
+
+TEST_CASE("store::check_index: chunk text that does not decode is damage that needs a rebuild") {
+  // Each way packed text can be damaged, made with the sqlite3 CLI: the damage is named, and
+  // reading the chunk is an error that says to rebuild, never wrong text.
+  struct Damage {
+    const char* sql;
+    const char* named;
+  };
+  const Damage damages[] = {
+      {"UPDATE text_packs SET data = substr(data, 1, length(data) - 2)",
+       "damaged compressed data"},
+      {"DELETE FROM text_packs", "its pack is missing"},
+      {"UPDATE chunks SET text = x'02' WHERE id = (SELECT min(id) FROM chunks)",
+       "its reference is malformed"},
+      {"UPDATE chunks SET text = x'01010000ff7f00' WHERE id = (SELECT min(id) FROM chunks)",
+       "it lies outside its pack"},
+  };
+  for (const Damage& damage : damages) {
+    INFO(damage.sql);
+    TempDir dir;
+    const auto path = dir.file("index.db");
+    fill(path);
+    kasava::test::run(std::string("sqlite3 '") + path + "' \"" + damage.sql + "\"");
+    auto check = check_index(path);
+    REQUIRE(check);
+    REQUIRE(check->problems.size() == 1);
+    CHECK(check->problems[0].find("chunks' text does not decode (chunk 1 of 'a.cpp': ") !=
+          std::string::npos);
+    CHECK(check->problems[0].find(damage.named) != std::string::npos);
+
+    auto store = Store::open(path, OpenMode::read_only).value_or_throw();
+    try {
+      store->chunks_by_id({1, 2});
+      FAIL("no error");
+    } catch (const kasava::util::Failure& failure) {
+      const std::string message = failure.what();
+      CHECK(message.find("is damaged") != std::string::npos);
+      CHECK(message.find("kasava index --rebuild") != std::string::npos);
+    }
+    // Its head (no text) still reads.
+    CHECK(store->chunks_by_id({1}, Store::Detail::head).size() == 1);
+  }
+}
+
+TEST_CASE("store::check_index: a pack of text no chunk refers to is damage") {
+  TempDir dir;
+  const auto path = dir.file("index.db");
+  fill(path);
+  kasava::test::run("sqlite3 '" + path + "' \"INSERT INTO text_packs(data) VALUES(x'00')\"");
+  auto check = check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems == std::vector<std::string>{"1 packs of chunk text belong to no chunk"});
+}
