@@ -1,10 +1,13 @@
-// kasava-mine: mines (doc comment, code) pairs for the built-in model from installed source
-// code (Debian packages), with kasava's own chunker; writes the corpus format of corpus.hpp.
+// kasava-mine: mines (doc comment, code) pairs for the built-in model from the source code
+// of Debian packages, with kasava's own chunker; writes the corpus format of corpus.hpp.
 //
 // How a pair is made
 // ==================
 // 1. Files. Sources come per package: `--root PACKAGE=DIR` walks a folder, `--debian LIST`
-//    asks dpkg for the files of every installed package of a package list. Symbolic links
+//    asks dpkg for the files of every installed package of a package list, and
+//    `--debian LIST --unpacked DIR` walks DIR/PACKAGE instead, a package's .deb unpacked with
+//    `dpkg-deb -x` (tools/train/fetch-corpus): file DIR/PACKAGE/usr/x is taken for /usr/x, so
+//    both give the same paths, order and pairs. Symbolic links
 //    are skipped (the real file belongs to some package too), and so are files kasava has no
 //    grammar for, test files and folders (test_*.py, *_test.go, tests/, testdata/, *.spec.js
 //    …), TypeScript declaration files, minified bundles and files over 1 MiB. Paths are kept
@@ -95,6 +98,7 @@ struct Options {
   std::string out;
   std::vector<std::pair<std::string, std::string>> roots;  // package, folder
   std::string debian_list;
+  std::string unpacked;  // with debian_list: packages unpacked into <unpacked>/<package>/
   std::vector<std::string> exclude_eval;
   unsigned threads = 2;
   bool quiet = false;
@@ -102,7 +106,8 @@ struct Options {
 
 struct SourceFile {
   std::string package;
-  std::string abs_path;
+  std::string abs_path;        // where it is read from
+  std::string installed_path;  // where it is installed (abs_path, but for unpacked packages)
   std::string rel_path;
   std::string language;
 };
@@ -284,10 +289,13 @@ std::string relative_path(std::string_view abs_path, std::string_view root) {
   return std::string(abs_path.substr(start));
 }
 
+// installed_path: the file's path on an installed system, which names it (abs_path when it
+// is read where it is installed).
 void add_file(std::vector<SourceFile>& files, const std::string& package,
-              const std::string& abs_path, const std::string& root) {
+              const std::string& abs_path, const std::string& root,
+              const std::string& installed_path) {
   SourceFile file;
-  file.rel_path = relative_path(abs_path, root);
+  file.rel_path = relative_path(installed_path, root);
   file.language = kasava::parse::detect_language(file.rel_path);
   if (file.language.empty() || !kasava::parse::has_grammar(file.language)) return;
   if (skipped_by_name(file.rel_path) || is_test_path(file.rel_path)) return;
@@ -296,23 +304,41 @@ void add_file(std::vector<SourceFile>& files, const std::string& package,
   if (static_cast<std::size_t>(st.st_size) > k_max_file_bytes || st.st_size == 0) return;
   file.package = package;
   file.abs_path = abs_path;
+  file.installed_path = installed_path;
   files.push_back(std::move(file));
 }
 
-void list_root(std::vector<SourceFile>& files, const std::string& package, const std::string& root) {
+// Regular files under a folder (symbolic links neither followed nor listed), in no order.
+std::vector<std::string> regular_files_under(const std::string& root) {
+  std::vector<std::string> paths;
   std::error_code error;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, error);
   if (error) {
     std::fprintf(stderr, "kasava-mine: warning: listing '%s': %s\n", root.c_str(),
                  error.message().c_str());
-    return;
+    return paths;
   }
   for (; it != fs::recursive_directory_iterator(); it.increment(error)) {
     if (error) break;
     const fs::directory_entry& entry = *it;
     if (entry.is_symlink(error)) continue;
-    if (entry.is_regular_file(error)) add_file(files, package, entry.path().string(), root);
+    if (entry.is_regular_file(error)) paths.push_back(entry.path().string());
   }
+  return paths;
+}
+
+void list_root(std::vector<SourceFile>& files, const std::string& package, const std::string& root) {
+  for (const std::string& path : regular_files_under(root)) add_file(files, package, path, root, path);
+}
+
+// Files of a package unpacked into folder `dir` (dpkg-deb -x): dir/usr/x is installed as
+// /usr/x, and is named so. Returns false when there is no such folder.
+bool list_unpacked(std::vector<SourceFile>& files, const std::string& package, const std::string& dir) {
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) return false;
+  for (const std::string& path : regular_files_under(dir))
+    add_file(files, package, path, "", path.substr(dir.size()));
+  return true;
 }
 
 bool valid_package_name(std::string_view name) {
@@ -803,12 +829,14 @@ void load_eval_dir(EvalExclusion& exclusion, const std::string& dir) {
 
 [[noreturn]] void usage(int status) {
   std::fprintf(status == 0 ? stdout : stderr,
-               "usage: kasava-mine --out FILE [--root PACKAGE=DIR]... [--debian LIST]\n"
+               "usage: kasava-mine --out FILE [--root PACKAGE=DIR]... [--debian LIST [--unpacked DIR]]\n"
                "                   [--exclude-eval DIR]... [--threads N] [--quiet]\n"
                "Mines (doc comment, code) pairs from source code with kasava's chunker.\n"
                "  --out FILE           corpus to write (tab-separated, see tools/train/corpus.hpp)\n"
                "  --root PACKAGE=DIR   mine every file under DIR as package PACKAGE (repeatable)\n"
                "  --debian LIST        mine the installed files of the packages of LIST (packages.txt)\n"
+               "  --unpacked DIR       with --debian: mine package P's files from DIR/P (dpkg-deb -x),\n"
+               "                       not from installed packages (tools/train/fetch-corpus)\n"
                "  --exclude-eval DIR   drop pairs that appear in the JSON files of DIR (CoSQA)\n"
                "  --threads N          worker threads (default: hardware threads)\n"
                "  --quiet              no progress\n");
@@ -839,6 +867,8 @@ Options parse_options(int argc, char** argv) {
       options.roots.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
     } else if (arg == "--debian") {
       options.debian_list = value();
+    } else if (arg == "--unpacked") {
+      options.unpacked = value();
     } else if (arg == "--exclude-eval") {
       options.exclude_eval.push_back(value());
     } else if (arg == "--threads") {
@@ -860,6 +890,10 @@ Options parse_options(int argc, char** argv) {
     std::fprintf(stderr, "kasava-mine: error: nothing to mine: give --root or --debian\n");
     usage(2);
   }
+  if (!options.unpacked.empty() && options.debian_list.empty()) {
+    std::fprintf(stderr, "kasava-mine: error: --unpacked needs --debian LIST (the packages to mine)\n");
+    std::exit(2);
+  }
   return options;
 }
 
@@ -875,30 +909,43 @@ int run(const Options& options) {
   for (const auto& [package, root] : options.roots) list_root(files, package, root);
   std::size_t packages_missing = 0;
   if (!options.debian_list.empty()) {
+    if (!options.unpacked.empty()) {
+      std::error_code error;
+      if (!fs::is_directory(options.unpacked, error))
+        throw kasava::util::Failure("--unpacked '" + options.unpacked + "': not a folder");
+    }
     for (const std::string& package : read_package_list(options.debian_list)) {
+      if (!options.unpacked.empty()) {
+        std::string dir = options.unpacked;
+        if (dir.back() != '/') dir += '/';
+        if (!list_unpacked(files, package, dir + package)) ++packages_missing;
+        continue;
+      }
       const std::vector<std::string> paths = dpkg_files(package);
       if (paths.empty()) {
         ++packages_missing;
         continue;
       }
-      for (const std::string& path : paths) add_file(files, package, path, "");
+      for (const std::string& path : paths) add_file(files, package, path, "", path);
     }
   }
   std::sort(files.begin(), files.end(), [](const SourceFile& a, const SourceFile& b) {
-    return std::tie(a.package, a.rel_path, a.abs_path) < std::tie(b.package, b.rel_path, b.abs_path);
+    return std::tie(a.package, a.rel_path, a.installed_path) <
+           std::tie(b.package, b.rel_path, b.installed_path);
   });
   {
     std::unordered_set<std::string> seen;
     std::vector<SourceFile> unique;
     unique.reserve(files.size());
     for (SourceFile& file : files)
-      if (seen.insert(file.abs_path).second) unique.push_back(std::move(file));
+      if (seen.insert(file.installed_path).second) unique.push_back(std::move(file));
     files.swap(unique);
   }
-  std::fprintf(stderr, "kasava-mine: %zu source files%s\n", files.size(),
-               packages_missing > 0
-                   ? (" (" + std::to_string(packages_missing) + " listed packages not installed)").c_str()
-                   : "");
+  std::string missing_note;
+  if (packages_missing > 0)
+    missing_note = " (" + std::to_string(packages_missing) + " listed packages not " +
+                   (options.unpacked.empty() ? "installed" : "in '" + options.unpacked + "'") + ")";
+  std::fprintf(stderr, "kasava-mine: %zu source files%s\n", files.size(), missing_note.c_str());
 
   EvalExclusion exclusion;
   for (const std::string& dir : options.exclude_eval) load_eval_dir(exclusion, dir);
