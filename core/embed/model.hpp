@@ -58,6 +58,9 @@ public:
   static util::Result<std::shared_ptr<const Model>> from_bytes(std::string_view bytes,
                                                                const std::string& origin,
                                                                bool keep = true);
+  /// As from_bytes with `keep`, taking the image instead of copying it (a file read whole).
+  static util::Result<std::shared_ptr<const Model>> from_owned_bytes(std::string bytes,
+                                                                     const std::string& origin);
 
   /// "builtin:kasava-code-v1-1a2b3c4d" style: the file's name plus a short content hash.
   const std::string& model_id() const;
@@ -79,6 +82,10 @@ public:
 
 private:
   explicit Model(std::unique_ptr<Impl> impl);
+  /// from_bytes and from_owned_bytes: the image is `owned` when `check`, else `bytes`.
+  static util::Result<std::shared_ptr<const Model>> parse(std::string owned,
+                                                          std::string_view bytes,
+                                                          const std::string& origin, bool check);
   std::unique_ptr<Impl> m_impl;
 };
 
