@@ -9,34 +9,27 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "core/util/hash.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::answer {
 
 namespace {
 
-std::uint64_t fnv1a(std::string_view text, std::uint64_t hash) {
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
 // A tag name no input contains (compared case-insensitively: a model reads </SOURCE-x> as
 // the same tag).
 std::string choose_tag(std::string_view question, const std::vector<Source>& sources) {
-  std::uint64_t hash = fnv1a(question, 0xcbf29ce484222325ULL);
+  std::uint64_t hash = util::fnv1a64(question);
   std::vector<std::string> lowered;
   lowered.push_back(util::to_lower(question));
   for (const Source& source : sources) {
-    hash = fnv1a(source.text, hash);
+    hash = util::fnv1a64(source.text, hash);
     lowered.push_back(util::to_lower(source.text));
   }
   for (std::uint64_t counter = 0;; ++counter) {
     char name[32];
     std::snprintf(name, sizeof name, "source-%08llx",
-                  static_cast<unsigned long long>(fnv1a(std::to_string(counter), hash) >> 32));
+                  static_cast<unsigned long long>(util::fnv1a64(std::to_string(counter), hash) >> 32));
     bool clash = false;
     for (const std::string& text : lowered) clash = clash || text.find(name) != std::string::npos;
     if (!clash) return name;

@@ -123,13 +123,4 @@ void ngram_buckets(std::string_view word, int min_n, int max_n, std::uint32_t bu
   }
 }
 
-std::uint64_t fnv1a64(std::string_view bytes) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (const char c : bytes) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
-
 } // namespace kasava::embed

@@ -32,7 +32,4 @@ std::vector<WordCount> text_words(std::string_view text, std::size_t max_words =
 void ngram_buckets(std::string_view word, int min_n, int max_n, std::uint32_t buckets,
                    std::vector<std::uint32_t>& out);
 
-/// FNV-1a, 64 bits (content hashes of model files, the model's word table).
-std::uint64_t fnv1a64(std::string_view bytes);
-
 } // namespace kasava::embed

@@ -53,6 +53,7 @@
 #include <unordered_map>
 
 #include "core/embed/features.hpp"
+#include "core/util/hash.hpp"
 
 namespace kasava::embed {
 namespace {
@@ -70,7 +71,6 @@ constexpr std::uint32_t k_row_bits = 24;
 constexpr std::uint32_t k_row_mask = (1U << k_row_bits) - 1;
 constexpr std::uint32_t k_empty_slot = 0xFFFFFFFFU;
 constexpr std::uint32_t k_no_row = 0xFFFFFFFFU;
-constexpr std::uint64_t k_fnv_basis = 14695981039346656037ULL;
 
 void put_u16(std::string& out, std::uint16_t value) {
   for (int i = 0; i < 2; ++i) out += static_cast<char>((value >> (8 * i)) & 0xFFU);
@@ -96,15 +96,6 @@ std::int16_t load_i16(const char* bytes) {
   std::memcpy(&value, bytes, 2);
   if constexpr (std::endian::native == std::endian::big) value = __builtin_bswap16(value);
   return static_cast<std::int16_t>(value);
-}
-
-/// FNV-1a 64 continued from `hash` (fnv1a64 starts from k_fnv_basis).
-std::uint64_t fnv1a64_from(std::uint64_t hash, std::string_view bytes) {
-  for (const char c : bytes) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  return hash;
 }
 
 /// Reads fields from the image, remembering whether it ran past the end.
@@ -231,7 +222,7 @@ std::string version_1_head(const Content& content) {
 
 /// The content hash (model_id): FNV-1a of the model written in version 1.
 std::uint64_t content_hash(const Content& content) {
-  return fnv1a64_from(fnv1a64_from(k_fnv_basis, version_1_head(content)), content.rows);
+  return util::fnv1a64(content.rows, util::fnv1a64(version_1_head(content)));
 }
 
 /// Slots of the word table: a power of two, at least twice the vocabulary (load ≤ 1/2).
@@ -261,7 +252,7 @@ std::string write_image(const Content& content, std::uint64_t hash) {
   const std::uint32_t mask = slots - 1;
   for (std::size_t row = 0; row < vocabulary; ++row) {
     const auto word = content.vocabulary[row];
-    const std::uint64_t word_hash = fnv1a64(word);
+    const std::uint64_t word_hash = util::fnv1a64(word);
     const auto tag = static_cast<std::uint32_t>(word_hash >> 56) << k_row_bits;
     auto slot = static_cast<std::uint32_t>(word_hash) & mask;
     bool duplicate = false;
@@ -295,7 +286,7 @@ std::string write_image(const Content& content, std::uint64_t hash) {
     put_u16(out, static_cast<std::uint16_t>(scale));
   }
   out.append(content.rows);
-  put_u64(out, fnv1a64(out));
+  put_u64(out, util::fnv1a64(out));
   return out;
 }
 
@@ -384,7 +375,7 @@ struct Model::Impl {
 
   /// The row of a vocabulary word, or k_no_row.
   std::uint32_t find(std::string_view word) const {
-    const std::uint64_t hash = fnv1a64(word);
+    const std::uint64_t hash = util::fnv1a64(word);
     const auto tag = static_cast<std::uint32_t>(hash >> 56);
     auto slot = static_cast<std::uint32_t>(hash) & slot_mask;
     // At most one pass over the table, even if a damaged one has no empty slot.
@@ -546,7 +537,7 @@ util::Result<std::shared_ptr<const Model>> Model::parse(std::string owned, std::
   // The compiled-in image is trusted (checking it would cost every start some milliseconds);
   // a file from disk is checked whole.
   if (check) {
-    if (fnv1a64(impl->bytes.substr(0, checked)) != checksum)
+    if (util::fnv1a64(impl->bytes.substr(0, checked)) != checksum)
       return fail("checksum mismatch (corrupt file)");
     Content content;
     content.header = header;
@@ -653,7 +644,7 @@ util::Result<std::string> upgrade_model(std::string_view bytes, const std::strin
   const std::uint64_t checksum = in.uint(8);
   if (!in.ok()) return fail("truncated file");
   if (in.position() != bytes.size()) return fail("unexpected bytes after the model");
-  if (fnv1a64(bytes.substr(0, checked)) != checksum)
+  if (util::fnv1a64(bytes.substr(0, checked)) != checksum)
     return fail("checksum mismatch (corrupt file)");
   // Version 1's checksum is its content hash: the id stays the same.
   return write_image(content, checksum);

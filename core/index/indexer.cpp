@@ -76,6 +76,7 @@
 
 #include "core/embed/model.hpp"
 #include "core/parse/chunker.hpp"
+#include "core/util/hash.hpp"
 #include "core/util/secrets.hpp"
 #include "core/util/strings.hpp"
 
@@ -490,10 +491,10 @@ public:
 
 private:
   void mix(unsigned char byte) {
-    m_a = (m_a ^ byte) * 0x100000001b3ULL;
-    m_b = (m_b ^ byte) * 0x100000001b3ULL;
+    m_a = (m_a ^ byte) * util::k_fnv1a64_prime;
+    m_b = (m_b ^ byte) * util::k_fnv1a64_prime;
   }
-  std::uint64_t m_a = 0xcbf29ce484222325ULL;  // FNV-1a's offset basis
+  std::uint64_t m_a = util::k_fnv1a64_basis;
   std::uint64_t m_b = 0x84222325cbf29ce4ULL;  // another start: 128 bits against collisions
 };
 

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/embed/features.hpp"
+#include "core/util/hash.hpp"
 #include "core/embed/model.hpp"
 #include "tests/unit/support.hpp"
 
@@ -102,14 +103,14 @@ std::string serialize_version_1(const embed::ModelData& data) {
       out += static_cast<char>(static_cast<signed char>(std::clamp(q, -127.0F, 127.0F)));
     }
   }
-  put_u64(out, embed::fnv1a64(out));
+  put_u64(out, util::fnv1a64(out));
   return out;
 }
 
 /// Replaces the trailing checksum so that a deliberately damaged image passes it.
 std::string with_checksum(std::string bytes) {
   bytes.resize(bytes.size() - 8);
-  put_u64(bytes, embed::fnv1a64(bytes));
+  put_u64(bytes, util::fnv1a64(bytes));
   return bytes;
 }
 
@@ -342,7 +343,7 @@ TEST_CASE("embed::serialize_model writes what upgrade_model makes of a version 1
   REQUIRE(from_old.ok());
   REQUIRE(from_new.ok());
   // Version 1's id was its checksum: kept, so indexes made with the old file stay valid.
-  const std::uint64_t old_checksum = embed::fnv1a64(old_bytes.substr(0, old_bytes.size() - 8));
+  const std::uint64_t old_checksum = util::fnv1a64(old_bytes.substr(0, old_bytes.size() - 8));
   char hex[9];
   std::snprintf(hex, sizeof hex, "%08llx",
                 static_cast<unsigned long long>(old_checksum & 0xFFFFFFFFULL));

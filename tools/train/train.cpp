@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/embed/features.hpp"
+#include "core/util/hash.hpp"
 #include "core/embed/model.hpp"
 #include "core/parse/chunker.hpp"
 #include "core/util/json_value.hpp"
@@ -407,7 +408,7 @@ int run(const Options& options) {
     }
     if (embed::text_words(summary).size() < 2) continue;
     Example example;
-    example.heldout = static_cast<int>(embed::fnv1a64(pair.package) % 1000) <
+    example.heldout = static_cast<int>(util::fnv1a64(pair.package) % 1000) <
                       options.heldout_permille;
     const std::string code = code_input(pair, false);
     example.code = make_bag(interner, code, options.max_code_words, options.name_boost);
