@@ -41,6 +41,11 @@ std::optional<double> number_setting(const Setting& setting, const char* name, d
                       ": expected " + range);
 }
 
+// "voyage:…" or "openai:…" (with or without an "@dimensions" suffix): a model served remotely.
+bool names_remote_model(std::string_view value) {
+  return value.starts_with("voyage:") || value.starts_with("openai:");
+}
+
 bool is_model_file(const std::string& value) {
   return util::ends_with(value, ".kmodel") || value.find('/') != std::string::npos;
 }
@@ -132,13 +137,12 @@ void Context::adopt_index_model(const std::string& index_model) {
   const Setting& model = settings().model;
   if (model.origin != Origin::default_value) return;
   // Only remote models can be made again from their id: a .kmodel file's id names no file.
-  if (index_model.rfind("voyage:", 0) != 0 && index_model.rfind("openai:", 0) != 0) return;
+  if (!names_remote_model(index_model)) return;
   m_settings->model = Setting{index_model, Origin::index, "the index"};
 }
 
 bool Context::model_is_remote() {
-  const std::string& model = settings().model.value;
-  return model.rfind("voyage:", 0) == 0 || model.rfind("openai:", 0) == 0;
+  return names_remote_model(settings().model.value);
 }
 
 store::VectorCache* Context::vector_cache() {
