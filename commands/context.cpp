@@ -216,7 +216,13 @@ std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std
   const std::string model = context.embedder().model_id();
   const std::string stamped = index::index_model(*store);
   if (!stamped.empty() && stamped != model) {
-    if (on_model_change == ModelChange::fail) {
+    // No model was chosen, and the index has an older kasava's built-in model (same name,
+    // other content): re-embedding with this kasava's is what the refresh is for (local, no
+    // key, seconds per thousand files). A model file of another name was someone's choice.
+    const bool upgraded_builtin =
+        context.settings().model.origin == Origin::default_value &&
+        stamped.starts_with("builtin:" + embed::builtin_model()->name() + "-");
+    if (on_model_change == ModelChange::fail && !upgraded_builtin) {
       throw ModelMismatch(model_mismatch_message(path, stamped, model));
     }
     context.output.warning("index '" + path + "' was built with model '" + stamped +

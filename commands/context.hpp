@@ -57,7 +57,9 @@ private:
 /// What opening an index for writing does when the index holds another model's vectors.
 enum class ModelChange {
   rebuild,  ///< `kasava index`: start over with the model in use, after a one-line notice
-  fail,     ///< the refresh before a query: an error naming both models and the fix
+  fail,     ///< the refresh before a query: an error naming both models and the fix, except
+            ///< for an older kasava's built-in model (same name) when no model was chosen: this
+            ///< kasava's is the one to use, so it is rebuilt as by `rebuild`
 };
 
 /// Thrown by open_index_for_writing (ModelChange::fail) for an index of another model.

@@ -34,8 +34,9 @@ std::int64_t rank_of(const util::JsonValue& document, const std::string& symbol)
 }
 
 // A copy of the built-in model file with one table byte changed and the checksum redone:
-// another model, with another id.
-std::string write_other_model(const TempDir& dir) {
+// another model, with another id. `renamed` also changes a letter of its name (an older
+// built-in model keeps the name; a model of one's own has another).
+std::string write_other_model(const TempDir& dir, bool renamed = true) {
   std::ifstream in(std::string(KASAVA_SOURCE_DIR) + "/models/kasava-code.kmodel", std::ios::binary);
   REQUIRE(in.good());
   std::ostringstream content;
@@ -44,6 +45,10 @@ std::string write_other_model(const TempDir& dir) {
   REQUIRE(bytes.size() > 1000);
   const std::size_t body = bytes.size() - 8;
   bytes[body - 3] = static_cast<char>(bytes[body - 3] ^ 0x01);  // a value of the last row
+  // The name follows the magic and ten 32-bit header fields (the last is its length).
+  constexpr std::size_t k_name_at = 8 + 10 * 4;
+  REQUIRE(bytes.compare(k_name_at, 7, "kasava-") == 0);
+  if (renamed) bytes[k_name_at] = 'K';
   std::uint64_t hash = 14695981039346656037ULL;  // FNV-1a 64 of everything before the checksum
   for (std::size_t i = 0; i < body; ++i) {
     hash ^= static_cast<unsigned char>(bytes[i]);
@@ -165,6 +170,40 @@ TEST_CASE("semantic: an index of another model is re-embedded by index and refus
   CHECK(summary["parsed"].as_integer() == summary["indexed"].as_integer());
   CHECK(summary["model"].as_string() != other_id);
   CHECK(repo.kasava({"ask", "parse the configuration"}).exit_code == 0);
+}
+
+TEST_CASE("semantic: an index of an older built-in model is re-embedded by the refresh before ask") {
+  FixtureRepo repo;
+  write_sample_project(repo);
+  repo.commit_all("sample");
+  TempDir models("models");
+  const std::string older = write_other_model(models, false);  // the built-in's name, other rows
+
+  const auto built = repo.kasava({"index", "--model", older, "--json"});
+  INFO(describe(built));
+  REQUIRE(built.exit_code == 0);
+  const std::string older_id = parse_json_output(built.out)["model"].as_string();
+
+  // Without a refresh there is nothing to re-embed with: the error names both models.
+  const auto stale = repo.kasava({"ask", "parse the configuration", "--no-refresh"});
+  CHECK(stale.exit_code == 2);
+  CHECK(stale.err.find(older_id) != std::string::npos);
+
+  // A chosen model is still the user's to switch: KASAVA_MODEL=builtin refuses as before.
+  RunOptions chosen;
+  chosen.set_env("KASAVA_MODEL", "builtin");
+  CHECK(repo.kasava({"ask", "parse the configuration"}, chosen).exit_code == 2);
+
+  // No model chosen: the refresh re-embeds with this kasava's model, says so, and answers.
+  const auto asked = repo.kasava({"ask", "parse the configuration", "--json"});
+  INFO(describe(asked));
+  REQUIRE(asked.exit_code == 0);
+  CHECK(asked.err.find("re-embedding everything") != std::string::npos);
+  CHECK(!parse_json_output(asked.out)["results"].as_array().empty());
+  const auto status = repo.kasava({"index", "--json"});
+  REQUIRE(status.exit_code == 0);
+  CHECK(parse_json_output(status.out)["model"].as_string() != older_id);
+  CHECK(parse_json_output(status.out)["parsed"].as_integer() == 0);
 }
 
 TEST_CASE("semantic: an index of the previous schema is rebuilt by index and by ask") {
