@@ -49,6 +49,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <unordered_map>
 
@@ -66,6 +67,8 @@ constexpr std::uint32_t k_version_1 = 1;
 constexpr std::size_t k_max_words = 1024;
 // Vocabulary words and n-gram buckets, each: a row index fits the 24 bits of a table slot.
 constexpr std::uint32_t k_max_rows = (1U << 24) - 1;
+// A model file larger than this is refused before it is read (the built-in one is ~20 MB).
+constexpr std::uintmax_t k_max_file_bytes = std::uintmax_t{1} << 30;
 // A word table slot: the top 8 bits of the word's hash, then its row in 24 bits.
 constexpr std::uint32_t k_row_bits = 24;
 constexpr std::uint32_t k_row_mask = (1U << k_row_bits) - 1;
@@ -652,15 +655,18 @@ util::Result<std::string> upgrade_model(std::string_view bytes, const std::strin
 
 util::Result<std::shared_ptr<const Model>> load_model_file(const std::string& path) {
   const std::string origin = "loading model '" + path + "'";
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return util::Error{origin + ": cannot open file"};
-  const auto size = static_cast<std::streamoff>(in.tellg());
-  if (size < 0) return util::Error{origin + ": read error"};
+  // Not the stream's end position: a directory opens too, and says it ends at 2^63 - 1.
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) return util::Error{origin + ": " + error.message()};
+  if (size > k_max_file_bytes) return util::Error{origin + ": larger than 1 GiB, not a model"};
   // Read once into a string of the file's size and hand it over: a 20 MB model copied through
   // a growing stream buffer cost ~0.5 s of copying and page faults per ask.
   std::string bytes(static_cast<std::size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size) || in.gcount() != size)
+  const auto length = static_cast<std::streamsize>(size);
+  if (!in.read(bytes.data(), length) || in.gcount() != length)
     return util::Error{origin + ": read error"};
   return Model::from_owned_bytes(std::move(bytes), origin);
 }

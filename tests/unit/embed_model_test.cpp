@@ -258,6 +258,11 @@ TEST_CASE("embed::load_model_file rejects missing, foreign, truncated and corrup
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message == "loading model '" + dir.file("nope.kmodel") + "': cannot open file");
 
+  // A directory opens as a stream too (its end says 2^63 - 1): an error, not an allocation.
+  const auto directory = embed::load_model_file(dir.path());
+  REQUIRE_FALSE(directory.ok());
+  CHECK(directory.error().message.starts_with("loading model '" + dir.path() + "': "));
+
   const auto foreign = embed::load_model_file(write_file(dir, "foreign", "SQLite format 3\0..."));
   REQUIRE_FALSE(foreign.ok());
   CHECK(foreign.error().message.find("not a kasava model file") != std::string::npos);
