@@ -96,4 +96,23 @@ void Database::check(int result_code) const {
   if (result_code != SQLITE_OK) throw Error(result_code, sqlite3_errmsg(m_db));
 }
 
+fts5_api* fts5_api_of(sqlite3* db, std::string& error) {
+  fts5_api* api = nullptr;
+  sqlite3_stmt* statement = nullptr;
+  int result = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, nullptr);
+  if (result == SQLITE_OK) {
+    sqlite3_bind_pointer(statement, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
+    result = sqlite3_step(statement);
+  }
+  const bool failed = result != SQLITE_OK && result != SQLITE_ROW;
+  if (failed) error = std::string("full-text search (fts5) is unavailable: ") + sqlite3_errmsg(db);
+  sqlite3_finalize(statement);
+  if (failed) return nullptr;
+  if (api == nullptr || api->iVersion < 2) {
+    error = "full-text search (fts5) is unavailable in this sqlite library";
+    return nullptr;
+  }
+  return api;
+}
+
 } // namespace kasava::store::sqlite

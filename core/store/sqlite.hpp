@@ -122,4 +122,9 @@ private:
       m_statements;
 };
 
+/// The FTS5 API of a connection (the documented way: SELECT fts5(?1) with a typed pointer
+/// binding), for registering tokenizers and functions; nullptr with `error` set when this
+/// SQLite has no FTS5 (or one too old for what we use).
+fts5_api* fts5_api_of(sqlite3* db, std::string& error);
+
 } // namespace kasava::store::sqlite

@@ -56,6 +56,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/store/chunk_lengths.hpp"
 #include "core/store/sqlite.hpp"
 #include "core/store/tokenizer.hpp"
 
@@ -115,6 +116,7 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 );
 CREATE TABLE trees(path TEXT PRIMARY KEY, tree_id TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE text_packs(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE chunk_sizes(block INTEGER PRIMARY KEY, sizes BLOB NOT NULL);
 )sql";
 // Chunk text packs (see the top of the file); a schema 3 index gets the table when it is first
 // opened for writing, which makes it schema 4.
@@ -148,8 +150,9 @@ constexpr const char* k_insert_fts_sql =
 constexpr const char* k_delete_fts_sql =
     "INSERT INTO chunks_fts(chunks_fts, rowid, symbol, path, doc, body)"
     " VALUES('delete', ?1, ?2, ?3, ?4, ?5)";
+// kasava_bm25 is bm25() with each row's length from chunk_sizes (see chunk_lengths.hpp).
 constexpr const char* k_search_sql =
-    "SELECT rowid, bm25(chunks_fts, ?1, ?2, ?3, ?4) AS score FROM chunks_fts"
+    "SELECT rowid, kasava_bm25(chunks_fts, ?1, ?2, ?3, ?4) AS score FROM chunks_fts"
     " WHERE chunks_fts MATCH ?5 ORDER BY score LIMIT ?6";
 constexpr const char* k_insert_vector_sql = "INSERT INTO vectors(chunk_id, vector) VALUES(?1, ?2)";
 constexpr const char* k_insert_codes_sql =
@@ -233,11 +236,17 @@ private:
 
 struct Store::Impl {
   Impl(std::string path, OpenMode mode, int flags)
-      : m_path(std::move(path)), m_mode(mode), m_db(m_path, flags) {}
+      : m_path(std::move(path)), m_mode(mode), m_db(m_path, flags), m_lengths(m_db) {}
 
   std::string m_path;
   OpenMode m_mode;
+  // The tokens this connection's FTS5 tokenizer emitted: a chunk's length is the difference
+  // across its insert. Declared before the connection, which refers to it until it closes.
+  TokenCount m_tokens;
   sqlite::Database m_db;
+  ChunkLengths m_lengths;
+  // Inside begin() … commit()/rollback(): chunk lengths are written at the commit.
+  bool m_in_transaction = false;
   // Whether meta listing_digest is already deleted in the current transaction (see
   // forget_listing_digest).
   bool m_digest_forgotten = false;
@@ -287,8 +296,10 @@ struct Store::Impl {
     }
     const auto version = read_meta("schema_version");
     if (!version) return util::Error{"opening index " + quoted + ": file is not a kasava index"};
-    const bool readable_older = *version == std::to_string(k_oldest_readable_schema_version) &&
-                                k_oldest_readable_schema_version < k_schema_version;
+    bool readable_older = false;
+    for (int older = k_oldest_readable_schema_version; older < k_schema_version; ++older) {
+      readable_older = readable_older || *version == std::to_string(older);
+    }
     if (*version != std::to_string(k_schema_version) && !readable_older) {
       return util::Error{"index " + quoted + " was built by another version of kasava (schema " +
                          *version + ", expected " + std::to_string(k_schema_version) +
@@ -309,9 +320,12 @@ struct Store::Impl {
   }
 
   // Schema 3 → 4: the table of text packs; rows of schema 3 stay readable as they are.
+  // Schema 4 → 5: the table of chunk lengths, empty: lengths not in it are FTS5's (see
+  // chunk_lengths.hpp), and it fills as files are written again.
   void upgrade_schema() {
     in_write_transaction([&] {
       m_db.exec(k_text_packs_sql);
+      m_db.exec(k_chunk_sizes_sql);
       write_meta("schema_version", std::to_string(k_schema_version));
       m_db.exec(("PRAGMA user_version=" + std::to_string(k_schema_version)).c_str());
     });
@@ -482,7 +496,12 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMo
     try {
       auto impl = std::make_unique<Impl>(path, mode, flags);
       sqlite3_busy_timeout(impl->m_db.get(), k_busy_timeout_ms);
-      if (const std::string failure = register_tokenizer(impl->m_db.get()); !failure.empty()) {
+      if (const std::string failure = register_tokenizer(impl->m_db.get(), &impl->m_tokens);
+          !failure.empty()) {
+        return util::Error{context + failure};
+      }
+      if (const std::string failure = register_ranking(impl->m_db.get(), &impl->m_lengths);
+          !failure.empty()) {
         return util::Error{context + failure};
       }
       if (auto status = impl->prepare(); !status) return status.error();
@@ -594,6 +613,7 @@ void Store::begin() {
   m_impl->guarded("writing", [&] { m_impl->m_db.exec("BEGIN IMMEDIATE"); });
   m_impl->m_digest_forgotten = false;
   m_impl->m_trees_forgotten = false;
+  m_impl->m_in_transaction = true;
 }
 
 Store::ReadSnapshot::ReadSnapshot(const Store& store) : m_store(store) {
@@ -607,7 +627,11 @@ Store::ReadSnapshot::~ReadSnapshot() {
 }
 
 void Store::commit() {
-  m_impl->guarded("writing", [&] { m_impl->m_db.exec("COMMIT"); });
+  m_impl->guarded("writing", [&] {
+    m_impl->m_lengths.flush();
+    m_impl->m_db.exec("COMMIT");
+  });
+  m_impl->m_in_transaction = false;
 }
 
 void Store::rollback() {
@@ -615,6 +639,8 @@ void Store::rollback() {
   // rolled back on its own.
   m_impl->m_digest_forgotten = false;  // the delete, if any, is undone too
   m_impl->m_trees_forgotten = false;
+  m_impl->m_in_transaction = false;
+  m_impl->m_lengths.discard();
   if (sqlite3_get_autocommit(m_impl->m_db.get()) != 0) return;
   m_impl->guarded("writing", [&] { m_impl->m_db.exec("ROLLBACK"); });
 }
@@ -691,6 +717,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
         }
         insert.run();
         const std::int64_t chunk_id = db.last_insert_id();
+        const std::uint64_t tokens_before = m_impl->m_tokens.tokens;
         db.query(k_insert_fts_sql)
             .bind(1, chunk_id)
             .bind(2, fts_symbol(chunk.symbol, chunk.parent))
@@ -698,6 +725,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
             .bind(4, fts_doc(chunk.doc, chunk.signature))
             .bind(5, chunk.text)
             .run();
+        m_impl->m_lengths.record(chunk_id, m_impl->m_tokens.tokens - tokens_before);
         if (!vectors.empty() && vectors[i].values.empty()) {
           db.query(k_insert_pending_sql).bind(1, chunk_id).run();
         } else if (!vectors.empty()) {
@@ -715,6 +743,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
             .run();
       }
     }
+    if (!m_impl->m_in_transaction) m_impl->m_lengths.flush();
     savepoint.release();
   });
 }
@@ -868,6 +897,7 @@ util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view mat
     return hits;
   }
   try {
+    m_impl->m_lengths.forget_read();
     auto query = m_impl->m_db.query(k_search_sql);
     query.bind(1, weights.symbol)
         .bind(2, weights.path)

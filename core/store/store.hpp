@@ -29,10 +29,13 @@ namespace kasava::store {
 /// 4: chunk text, signature and doc compressed in `text_packs` (see text_packs.hpp); a chunk's
 ///    `text` column holds a reference to its pack (a BLOB) instead of the text. An older
 ///    kasava would misread those rows, hence the new number.
-inline constexpr int k_schema_version = 4;
+/// 5: `chunk_sizes`, each chunk's length in full-text tokens for ranking (see
+///    chunk_lengths.hpp). An older kasava would write chunks without it, and a later search
+///    would rank them with a stale length, hence the new number.
+inline constexpr int k_schema_version = 5;
 /// The oldest version still opened as it is: schema 3 differs only in keeping chunk strings
-/// uncompressed, which is read as before; opening it for writing makes it schema 4 (its
-/// old rows stay as they are, new ones are packed).
+/// uncompressed, which is read as before, and schema 4 in having no chunk lengths (FTS5's are
+/// used); opening either for writing makes it schema 5 (old rows stay as they are).
 inline constexpr int k_oldest_readable_schema_version = 3;
 
 enum class OpenMode {

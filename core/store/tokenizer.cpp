@@ -5,39 +5,36 @@
 // being marked FTS5_TOKEN_COLOCATED: a quoted query term is tokenized by this same code into
 // the same sequence, so the phrase it becomes matches the document at consecutive positions.
 // Colocated parts would instead need the query side to emit only whole words.
+//
+// A connection may register it with a TokenCount, which then counts every token it emits
+// (the store learns a chunk's length that way, see chunk_lengths.hpp).
 #include "core/store/tokenizer.hpp"
-
-#include <sqlite3.h>
 
 #include <cstring>
 #include <new>
 #include <string_view>
 
+#include "core/store/sqlite.hpp"
 #include "core/util/tokenize.hpp"
 
 namespace kasava::store {
 namespace {
 
-// The tokenizer keeps no state; FTS5 still wants a non-null instance pointer.
+// The instance of a connection registered without a TokenCount; FTS5 wants a non-null pointer.
 int g_instance_tag = 0;
 
-int create_tokenizer(void* /*user_data*/, const char** /*arguments*/, int argument_count,
+// The instance is the connection's TokenCount (registration's user data), or the tag.
+int create_tokenizer(void* user_data, const char** /*arguments*/, int argument_count,
                      Fts5Tokenizer** tokenizer) {
   if (argument_count != 0) return SQLITE_ERROR;  // "kasava" takes no options
-  *tokenizer = reinterpret_cast<Fts5Tokenizer*>(&g_instance_tag);
+  *tokenizer = reinterpret_cast<Fts5Tokenizer*>(user_data != nullptr ? user_data : &g_instance_tag);
   return SQLITE_OK;
 }
 
 void delete_tokenizer(Fts5Tokenizer* /*tokenizer*/) {}
 
-int tokenize_entry(Fts5Tokenizer* /*tokenizer*/, void* context, int flags, const char* text,
-                   int size, TokenCallback callback) {
-  return tokenize(context, flags, text, size, callback);
-}
-
-} // namespace
-
-int tokenize(void* context, int /*flags*/, const char* text, int size, TokenCallback callback) {
+int tokenize_into(void* context, const char* text, int size, TokenCallback callback,
+                  TokenCount* count) {
   if (text == nullptr) return SQLITE_OK;
   if (size < 0) size = static_cast<int>(std::strlen(text));
   int result = SQLITE_OK;
@@ -46,6 +43,7 @@ int tokenize(void* context, int /*flags*/, const char* text, int size, TokenCall
     util::for_each_code_token(std::string_view(text, static_cast<std::size_t>(size)),
                               [&](std::string_view token, std::size_t begin, std::size_t end) {
                                 if (result != SQLITE_OK) return;
+                                if (count != nullptr) ++count->tokens;
                                 result = callback(context, 0, token.data(),
                                                   static_cast<int>(token.size()),
                                                   static_cast<int>(begin), static_cast<int>(end));
@@ -58,23 +56,26 @@ int tokenize(void* context, int /*flags*/, const char* text, int size, TokenCall
   return result;
 }
 
-std::string register_tokenizer(sqlite3* db) {
-  // The documented way to reach the FTS5 API: SELECT fts5(?1) with a typed pointer binding.
-  fts5_api* api = nullptr;
-  sqlite3_stmt* statement = nullptr;
-  int result = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, nullptr);
-  if (result == SQLITE_OK) {
-    sqlite3_bind_pointer(statement, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
-    result = sqlite3_step(statement);
-  }
-  std::string error = (result == SQLITE_OK || result == SQLITE_ROW) ? "" : sqlite3_errmsg(db);
-  sqlite3_finalize(statement);
-  if (!error.empty()) return "full-text search (fts5) is unavailable: " + error;
-  if (api == nullptr || api->iVersion < 2) {
-    return "full-text search (fts5) is unavailable in this sqlite library";
-  }
+int tokenize_entry(Fts5Tokenizer* tokenizer, void* context, int /*flags*/, const char* text,
+                   int size, TokenCallback callback) {
+  auto* count = reinterpret_cast<void*>(tokenizer) == &g_instance_tag
+                    ? nullptr
+                    : reinterpret_cast<TokenCount*>(tokenizer);
+  return tokenize_into(context, text, size, callback, count);
+}
+
+} // namespace
+
+int tokenize(void* context, int /*flags*/, const char* text, int size, TokenCallback callback) {
+  return tokenize_into(context, text, size, callback, nullptr);
+}
+
+std::string register_tokenizer(sqlite3* db, TokenCount* count) {
+  std::string error;
+  fts5_api* api = sqlite::fts5_api_of(db, error);
+  if (api == nullptr) return error;
   static fts5_tokenizer methods{create_tokenizer, delete_tokenizer, tokenize_entry};
-  result = api->xCreateTokenizer(api, k_tokenizer_name, nullptr, &methods, nullptr);
+  const int result = api->xCreateTokenizer(api, k_tokenizer_name, count, &methods, nullptr);
   if (result != SQLITE_OK) {
     return std::string("registering the fts5 tokenizer: ") + sqlite3_errstr(result);
   }

@@ -2,6 +2,7 @@
 // full-text index, so documents and queries are split the same way (camelCase, snake_case…).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 struct sqlite3;
@@ -15,9 +16,15 @@ inline constexpr const char* k_tokenizer_name = "kasava";
 using TokenCallback = int (*)(void* context, int flags, const char* token, int size, int begin,
                               int end);
 
+/// Tokens emitted by the tokenizer of one connection, all tables and statements together.
+struct TokenCount {
+  std::uint64_t tokens = 0;
+};
+
 /// Registers the tokenizer on one connection; FTS5 tokenizers are per connection, so every
-/// connection that touches chunks_fts needs it. Returns "" on success, else the reason.
-std::string register_tokenizer(sqlite3* db);
+/// connection that touches chunks_fts needs it. With `count`, which must outlive the
+/// connection, every token it emits is counted there. Returns "" on success, else the reason.
+std::string register_tokenizer(sqlite3* db, TokenCount* count = nullptr);
 
 /// The tokenizer's xTokenize: reports every token of text[0, size) with its byte range, in
 /// the same way for documents and queries (a query term must come out as the document's

@@ -13,7 +13,8 @@
 // contentless table without the original text, so it calls for a rebuild. For the same
 // reason a chunk whose packed text does not decode (a malformed reference, a missing or
 // damaged pack, a place outside it) calls for a rebuild, and so does a pack no chunk refers
-// to (space nothing would ever free).
+// to (space nothing would ever free). A chunk length kept for ranking that differs from
+// FTS5's own (chunk_lengths.hpp) is repaired by re-indexing its file.
 #include "core/store/store.hpp"
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <map>
 #include <set>
 
+#include "core/store/chunk_lengths.hpp"
 #include "core/store/sqlite.hpp"
 #include "core/store/tokenizer.hpp"
 
@@ -215,8 +217,9 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
   check.inconsistent_paths.assign(inconsistent.begin(), inconsistent.end());
 }
 
-bool has_text_packs(sqlite::Database& db) {
-  auto query = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'text_packs'");
+bool has_table(sqlite::Database& db, const char* name) {
+  auto query = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  query.bind(1, std::string_view(name));
   return query.step();
 }
 
@@ -272,6 +275,39 @@ void check_texts(sqlite::Database& db, IndexCheck& check) {
   }
 }
 
+// Each chunk length kept for ranking equals the one FTS5 keeps (its docsize table): a wrong
+// one would rank the chunk as longer or shorter than it is. Indexing the file again mends it.
+void check_lengths(sqlite::Database& db, IndexCheck& check) {
+  std::map<std::int64_t, std::vector<std::uint8_t>> blocks;
+  {
+    auto query = db.query("SELECT block, sizes FROM chunk_sizes");
+    while (query.step()) {
+      const auto sizes = query.column_blob(1);
+      blocks.emplace(query.column_int64(0), std::vector<std::uint8_t>(sizes.begin(), sizes.end()));
+    }
+  }
+  std::set<std::string> inconsistent(check.inconsistent_paths.begin(),
+                                     check.inconsistent_paths.end());
+  auto query = db.query(
+      "SELECT d.id, d.sz, f.path FROM chunks_fts_docsize d JOIN chunks c ON c.id = d.id"
+      " JOIN files f ON f.id = c.file_id");
+  while (query.step()) {
+    const std::int64_t chunk_id = query.column_int64(0);
+    const auto found = blocks.find(chunk_id / k_lengths_per_block);
+    if (found == blocks.end()) continue;  // not kept: ranking asks FTS5
+    const std::size_t at = 2 * static_cast<std::size_t>(chunk_id % k_lengths_per_block);
+    if (at + 1 >= found->second.size()) {
+      inconsistent.insert(std::string(query.column_text(2)));
+      continue;
+    }
+    const std::uint32_t kept = found->second[at] | (found->second[at + 1] << 8);
+    const auto sz = query.column_blob(1);
+    const auto total = docsize_total(sz.data(), sz.size());
+    if (kept != 0 && (!total || *total != kept)) inconsistent.insert(std::string(query.column_text(2)));
+  }
+  check.inconsistent_paths.assign(inconsistent.begin(), inconsistent.end());
+}
+
 } // namespace
 
 util::Result<IndexCheck> check_index(const std::string& path) {
@@ -293,7 +329,9 @@ util::Result<IndexCheck> check_index(const std::string& path) {
         if (writable) check_fts_integrity(*db, check);
         check_tables(*db, check);
         // An index of schema 3 has no packs (see k_oldest_readable_schema_version).
-        if (has_text_packs(*db)) check_texts(*db, check);
+        if (has_table(*db, "text_packs")) check_texts(*db, check);
+        // Nor has an index of schema 3 or 4 chunk lengths.
+        if (has_table(*db, "chunk_sizes")) check_lengths(*db, check);
       }
     } catch (const sqlite::Error& error) {
       check.problems.push_back(std::string("reading the index: ") + error.what());

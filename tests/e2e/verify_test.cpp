@@ -63,6 +63,30 @@ TEST_CASE("verify: a chunk without its full-text row is found and repaired (sqli
   REQUIRE(repo.kasava({"verify"}).exit_code == 0);
 }
 
+TEST_CASE("verify: a wrong chunk length kept for ranking is found and repaired (sqlite3 CLI)") {
+  FixtureRepo repo;
+  write_sample_project(repo);
+  repo.commit_all("sample");
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  const auto first = run_program(
+      "sqlite3", {repo.index_path(),
+                  "SELECT f.path FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id LIMIT 1"});
+  REQUIRE(first.exit_code == 0);
+  const std::string path = first.out.substr(0, first.out.find('\n'));
+  // The lowest chunk id's two bytes in its block (ids start at 1: slot 1 of block 0).
+  sqlite3_exec(repo,
+               "UPDATE chunk_sizes SET sizes = substr(sizes, 1, 2) || X'3412' || substr(sizes, 5)"
+               " WHERE block = 0");
+  const auto damaged = repo.kasava({"verify"});
+  INFO(describe(damaged));
+  CHECK(damaged.exit_code == 1);
+  CHECK(damaged.out.find("inconsistent: " + path) != std::string::npos);
+  const auto repaired = repo.kasava({"verify", "--repair"});
+  INFO(describe(repaired));
+  REQUIRE(repaired.exit_code == 0);
+  REQUIRE(repo.kasava({"verify"}).exit_code == 0);
+}
+
 TEST_CASE("verify: chunk text that does not decode is found, and --repair rebuilds (sqlite3 CLI)") {
   FixtureRepo repo;
   write_sample_project(repo);

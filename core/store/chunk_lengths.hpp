@@ -1,0 +1,91 @@
+// Each chunk's length in full-text tokens, kept beside FTS5's index so that ranking a lexical
+// match does not cost a b-tree lookup per matching row, and the ranking function that uses it.
+//
+// Why: FTS5's bm25() asks for every matching row's length (xColumnSize), which for our
+// contentless table is one lookup in `chunks_fts_docsize` per row — a nested SQL statement
+// stepped and reset each time. A query with a common word matches tens of thousands of chunks;
+// measured on the 110k-chunk synthetic index, those lookups were about half of a lexical ask.
+// `chunk_sizes` holds the same numbers in blocks of k_lengths_per_block chunk ids (two bytes
+// each, little-endian; 0 = not known), so a query reads a few 2 KiB rows instead.
+//
+// "kasava_bm25" is bm25() computed the same way, term for term (same IDF, same k1 and b, same
+// column weights), with the row's length from those blocks; a chunk whose length is not known
+// (written by a kasava before the table, or longer than a block entry holds) falls back to
+// FTS5's own lookup. So its scores are bm25()'s, which a unit test checks.
+//
+// The writer counts a chunk's tokens while FTS5 indexes it: the tokenizer instance of a
+// connection adds every token it emits to a TokenCount (see tokenizer.hpp), and the
+// difference across one chunk's INSERT is the length FTS5 stores for it. Blocks are changed
+// in memory during a transaction and written at its commit. A length left behind by a deleted
+// chunk is never read (only rows that match are ranked) and is overwritten if its id is used
+// again.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+struct sqlite3;
+
+namespace kasava::store {
+
+namespace sqlite {
+class Database;
+}
+
+/// Chunk ids per `chunk_sizes` row.
+inline constexpr std::int64_t k_lengths_per_block = 1024;
+
+/// The table; an index of schema 4 or older gets it when first opened for writing.
+inline constexpr const char* k_chunk_sizes_sql =
+    "CREATE TABLE IF NOT EXISTS chunk_sizes(block INTEGER PRIMARY KEY, sizes BLOB NOT NULL)";
+
+/// The name of the ranking function: `kasava_bm25(chunks_fts, w_symbol, w_path, w_doc, w_body)`.
+inline constexpr const char* k_rank_function_name = "kasava_bm25";
+
+/// The chunk lengths of one connection: read (cached per search) and written (per transaction).
+class ChunkLengths {
+public:
+  explicit ChunkLengths(sqlite::Database& db) : m_db(db) {}
+
+  /// The length of a chunk in tokens, all columns together; 0 when not known (no table, no
+  /// entry, or a failed read: the caller asks FTS5 instead). Never throws.
+  std::uint32_t tokens(std::int64_t chunk_id) noexcept;
+  /// Forgets the blocks read so far: call before each search, another process may have
+  /// written since.
+  void forget_read() {
+    m_read.clear();
+    m_has_table.reset();
+  }
+
+  /// Records a chunk's length, to be written by flush(). Lengths over 65,535 are recorded as
+  /// unknown. Throws sqlite::Error when its block cannot be read.
+  void record(std::int64_t chunk_id, std::uint64_t tokens);
+  /// Writes the blocks recorded since the last flush (inside the caller's transaction).
+  void flush();
+  /// Drops what was recorded and not yet written (the transaction was rolled back).
+  void discard() { m_written.clear(); }
+
+private:
+  using Block = std::vector<std::uint16_t>;
+  /// The stored block, or an empty one when it has no row.
+  Block load(std::int64_t block);
+
+  sqlite::Database& m_db;
+  std::optional<bool> m_has_table;
+  std::unordered_map<std::int64_t, Block> m_read;
+  std::map<std::int64_t, Block> m_written;
+};
+
+/// Registers kasava_bm25 on one connection; `lengths` must outlive it. Returns "" on success,
+/// else the reason.
+std::string register_ranking(sqlite3* db, ChunkLengths* lengths);
+
+/// The sum of the varints of an FTS5 docsize `sz` value (a row's tokens in all columns), or
+/// nullopt when it is malformed; for checking chunk_sizes against FTS5 (kasava verify).
+std::optional<std::uint64_t> docsize_total(const std::uint8_t* data, std::size_t size);
+
+} // namespace kasava::store
