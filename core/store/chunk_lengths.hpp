@@ -39,7 +39,8 @@ class Database;
 /// Chunk ids per `chunk_sizes` row.
 inline constexpr std::int64_t k_lengths_per_block = 1024;
 
-/// The table; an index of schema 4 or older gets it when first opened for writing.
+/// The table; an index of schema 4 or older gets it, filled from FTS5's docsize table, when
+/// first opened for writing.
 inline constexpr const char* k_chunk_sizes_sql =
     "CREATE TABLE IF NOT EXISTS chunk_sizes(block INTEGER PRIMARY KEY, sizes BLOB NOT NULL)";
 

@@ -35,7 +35,8 @@ namespace kasava::store {
 inline constexpr int k_schema_version = 5;
 /// The oldest version still opened as it is: schema 3 differs only in keeping chunk strings
 /// uncompressed, which is read as before, and schema 4 in having no chunk lengths (FTS5's are
-/// used); opening either for writing makes it schema 5 (old rows stay as they are).
+/// used); opening either for writing makes it schema 5 (old rows stay as they are; the
+/// lengths are copied from FTS5's).
 inline constexpr int k_oldest_readable_schema_version = 3;
 
 enum class OpenMode {

@@ -166,13 +166,27 @@ TEST_CASE("store: without kept lengths (an older index, a chunk too long) rankin
       CHECK(after[i].score == before[i].score);
     }
   }
-  // Opening it for writing makes it schema 5 with an empty table; new chunks get lengths.
+  // Opening it for writing makes it schema 5 and copies the lengths from FTS5's docsize.
   {
     auto store = open_store(path);
     CHECK(store->meta("schema_version") == std::to_string(kasava::store::k_schema_version));
     store->put_file(make_file("new.cpp"), {make_chunk("configFile", "int config_file() { return 0; }")});
+    const auto after = store->lexical_search("config OR file", FieldWeights{}, 100).value();
+    REQUIRE(after.size() == before.size() + 1);
   }
-  CHECK(kasava::test::run("sqlite3 '" + path + "' 'SELECT count(*) FROM chunk_sizes'") == "1");
+  {
+    sqlite::Database db(path, SQLITE_OPEN_READONLY);
+    ChunkLengths lengths(db);
+    auto query = db.query(
+        "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path != 'huge.txt'");
+    int kept = 0;
+    while (query.step()) {
+      INFO(query.column_text(1));
+      CHECK(lengths.tokens(query.column_int64(0)) > 0);
+      ++kept;
+    }
+    CHECK(kept == 6);
+  }
   auto check = kasava::store::check_index(path);
   REQUIRE(check);
   CHECK(check->problems.empty());
