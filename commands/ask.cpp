@@ -6,8 +6,10 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <optional>
 #include <set>
+#include <system_error>
 
 #include "commands/answer.hpp"
 #include "commands/commands.hpp"
@@ -155,6 +157,58 @@ void print_grouped(const std::vector<search::SearchHit>& hits, const std::set<st
   }
 }
 
+// A search run on a second thread while the refresh checks the repository. Most asks find
+// nothing to refresh, and then these results are the answer, found while the refresh waited
+// on its system calls (on the 110k-chunk synthetic index, 2 cores: ask p50 96.5 -> 88.3 ms,
+// same output). When the refresh wrote anything (or another process did), they are dropped
+// and the search runs again on what was written.
+struct EarlySearch {
+  std::unique_ptr<store::Store> store;
+  std::int64_t data_version = 0;
+  std::vector<search::SearchHit> hits;
+};
+
+// Whether the search may start before the refresh: there is an index to search and a
+// repository to refresh it from, and the model is local (a remote one would send the query
+// while the refresh may be sending chunks, and could warn from the search thread).
+bool may_search_early(Context& context, const QueryTarget& target, bool refresh) {
+  if (!refresh || !target.root || !fs::exists(target.index_path) || context.model_is_remote()) {
+    return false;
+  }
+  // Made here, once, as the refresh would: the two threads then share it (encoding is const).
+  context.embedder();
+  return true;
+}
+
+std::future<std::optional<EarlySearch>> start_early_search(Context& context, const QueryTarget& target,
+                                                           const search::SearchOptions& options) {
+  return std::async(std::launch::async, [&context, path = target.index_path, options] {
+    std::optional<EarlySearch> early;
+    try {
+      EarlySearch attempt;
+      attempt.store = open_store(path, store::OpenMode::read_only);
+      attempt.data_version = attempt.store->data_version();
+      auto hits = run_search(context, *attempt.store, options);
+      if (!hits) return early;  // the search after the refresh reports it
+      attempt.hits = std::move(hits).value();
+      early = std::move(attempt);
+    } catch (...) {  // the same: searched again, on the main thread
+    }
+    return early;
+  });
+}
+
+// The early search's hits, when nothing was committed to the index since it began.
+std::optional<std::vector<search::SearchHit>> early_hits(std::future<std::optional<EarlySearch>>& future) {
+  std::optional<EarlySearch> early = future.get();
+  try {
+    if (!early || early->store->data_version() != early->data_version) return std::nullopt;
+  } catch (const util::Failure&) {
+    return std::nullopt;
+  }
+  return std::move(early->hits);
+}
+
 } // namespace
 
 ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
@@ -167,13 +221,6 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
   // chat model fails fast.
   std::optional<AnswerSettings> answer_settings;
   if (options.answer) answer_settings = resolve_answer_settings(options, context);
-  if (!options.no_refresh) {
-    refresh_index(context, target);
-  } else if (!fs::exists(target.index_path)) {
-    throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
-  }
-  auto store = open_store(target.index_path, store::OpenMode::read_only);
-
   search::SearchOptions search_options;
   search_options.query = options.query;
   search_options.limit = options.limit;
@@ -181,7 +228,26 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
   search_options.path_glob = options.path_glob;
   search_options.mode = *mode;
   search_options.min_score = options.min_score;
-  auto hits = run_search(context, *store, search_options).value_or_throw();
+
+  std::future<std::optional<EarlySearch>> early;
+  if (may_search_early(context, target, !options.no_refresh)) {
+    try {
+      early = start_early_search(context, target, search_options);
+    } catch (const std::system_error&) {  // no thread to be had: search after the refresh
+    }
+  }
+  if (!options.no_refresh) {
+    refresh_index(context, target);
+  } else if (!fs::exists(target.index_path)) {
+    throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
+  }
+  std::optional<std::vector<search::SearchHit>> found;
+  if (early.valid()) found = early_hits(early);
+  if (!found) {
+    auto store = open_store(target.index_path, store::OpenMode::read_only);
+    found = run_search(context, *store, search_options).value_or_throw();
+  }
+  const std::vector<search::SearchHit>& hits = *found;
 
   if (answer_settings) return stream_answer(options.query, hits, *answer_settings, context);
   if (options.json) {

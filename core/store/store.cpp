@@ -898,6 +898,10 @@ void Store::set_merging(Merging merging) {
   });
 }
 
+std::int64_t Store::data_version() const {
+  return m_impl->guarded("reading", [&] { return query_int(m_impl->m_db, "PRAGMA data_version"); });
+}
+
 util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view match_expression,
                                                             const FieldWeights& weights,
                                                             int limit) const {

@@ -232,6 +232,11 @@ public:
     bool m_open = false;
   };
 
+  /// A number that changes whenever another connection (of this process or another) commits
+  /// to the file (PRAGMA data_version): equal before and after something ran means nothing
+  /// was written meanwhile.
+  std::int64_t data_version() const;
+
   /// Best chunks for an FTS5 MATCH expression, by weighted BM25, at most `limit`.
   /// An invalid expression is an error, not an exception.
   util::Result<std::vector<LexicalHit>> lexical_search(std::string_view match_expression,
