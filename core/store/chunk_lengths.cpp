@@ -87,19 +87,24 @@ void kasava_bm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context*
     if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
     stats = fresh;
   }
-  // The row's frequency of each phrase, weighted by the column it is in.
+  // The row's frequency of each phrase, weighted by the column it is in. Each phrase's
+  // instances are walked on their own (xPhraseFirst), in the same order as bm25()'s walk of
+  // all instances (xInst) meets them, so the sums are the same to the bit; xInstCount would
+  // first merge the instances of all phrases into one sorted list, which cost half again.
   std::vector<double>& frequency = stats->frequency;
-  std::fill(frequency.begin(), frequency.end(), 0.0);
-  int instances = 0;
-  int result = api->xInstCount(fts, &instances);
-  for (int i = 0; result == SQLITE_OK && i < instances; ++i) {
-    int phrase = 0, column = 0, offset = 0;
-    result = api->xInst(fts, i, &phrase, &column, &offset);
-    if (result != SQLITE_OK) break;
-    const double weight = argument_count > column ? sqlite3_value_double(arguments[column]) : 1.0;
-    frequency[static_cast<std::size_t>(phrase)] += weight;
+  for (std::size_t phrase = 0; phrase < frequency.size(); ++phrase) {
+    double sum = 0.0;
+    Fts5PhraseIter iterator;
+    int column = 0, offset = 0;
+    const int result =
+        api->xPhraseFirst(fts, static_cast<int>(phrase), &iterator, &column, &offset);
+    if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
+    for (; column >= 0; api->xPhraseNext(fts, &iterator, &column, &offset)) {
+      sum += argument_count > column ? sqlite3_value_double(arguments[column]) : 1.0;
+    }
+    frequency[phrase] = sum;
   }
-  if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
+  int result = SQLITE_OK;
   auto* lengths = static_cast<ChunkLengths*>(api->xUserData(fts));
   double length = lengths != nullptr ? lengths->tokens(api->xRowid(fts)) : 0;
   if (length == 0) {
@@ -141,10 +146,14 @@ std::uint32_t ChunkLengths::tokens(std::int64_t chunk_id) noexcept {
   if (chunk_id < 0) return 0;
   try {
     const std::int64_t block = block_of(chunk_id);
-    auto found = m_read.find(block);
-    if (found == m_read.end()) found = m_read.emplace(block, load(block)).first;
-    const Block& values = found->second;
-    return values.empty() ? 0 : values[slot_of(chunk_id)];
+    // FTS5 visits rows in rowid order: most calls ask for the block of the call before.
+    if (m_last_read == nullptr || block != m_last_block) {
+      auto found = m_read.find(block);
+      if (found == m_read.end()) found = m_read.emplace(block, load(block)).first;
+      m_last_block = block;
+      m_last_read = &found->second;
+    }
+    return m_last_read->empty() ? 0 : (*m_last_read)[slot_of(chunk_id)];
   } catch (...) {  // a failed read or no memory: FTS5 knows the length too
     return 0;
   }
@@ -173,7 +182,7 @@ void ChunkLengths::flush() {
     m_db.query(k_write_block_sql).bind(1, block).bind_blob(2, bytes.data(), bytes.size()).run();
   }
   m_written.clear();
-  m_read.clear();  // what this connection reads next includes what it wrote
+  forget_read();  // what this connection reads next includes what it wrote
 }
 
 std::string register_ranking(sqlite3* db, ChunkLengths* lengths) {

@@ -59,6 +59,7 @@ public:
   /// written since.
   void forget_read() {
     m_read.clear();
+    m_last_read = nullptr;
     m_has_table.reset();
   }
 
@@ -77,7 +78,9 @@ private:
 
   sqlite::Database& m_db;
   std::optional<bool> m_has_table;
-  std::unordered_map<std::int64_t, Block> m_read;
+  std::unordered_map<std::int64_t, Block> m_read;  // node-based: pointers stay valid
+  std::int64_t m_last_block = 0;
+  const Block* m_last_read = nullptr;
   std::map<std::int64_t, Block> m_written;
 };
 
