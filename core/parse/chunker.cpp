@@ -534,6 +534,44 @@ private:
   std::vector<std::uint32_t> m_doc_bounds;  // per definition: items must start at or after
 };
 
+// C and C++ name a function through a chain of declarators (`*f(int)`, `Foo::bar(int)`), and
+// their queries (grammars/queries/c.scm, cpp.scm) capture a definition's whole `declarator` as
+// @name: one pattern instead of one per shape of the chain, because tree-sitter analyses every
+// pattern when it compiles a query, once per process — the per-shape patterns cost C++ 775M
+// instructions (~200 ms) before its first file, which a refresh of one edited file paid.
+// When a function's @name is the `declarator` of its parent, this sets `declared` to the name
+// in that chain as those patterns found it: the `declarator` of a function_declarator at most
+// k_max_wrappers declarators down, which must be a name (identifier, qualified_identifier,
+// operator_name, destructor_name, template_function…), not what a macro the parser could not
+// see through left there. A qualified name (`Foo::bar` defined out of line) makes the function
+// a method. False when there is no such name: not a function. Other names leave `declared`
+// null.
+bool name_of_declarator(TSNode name, TSNode& declared, std::string_view& kind) {
+  constexpr std::string_view k_field = "declarator";
+  constexpr int k_max_wrappers = 2;  // `**f()`, `*(*f)()`: the depth the patterns went to
+  const auto inner = [&](TSNode node) {
+    return ts_node_child_by_field_name(node, k_field.data(), static_cast<std::uint32_t>(k_field.size()));
+  };
+  if (kind != "function") return true;
+  const TSNode parent = ts_node_parent(name);
+  if (ts_node_is_null(parent) || !ts_node_eq(inner(parent), name)) return true;
+  TSNode node = name;
+  for (int wrappers = 0; wrappers <= k_max_wrappers && !ts_node_is_null(node); ++wrappers) {
+    if (std::string_view(ts_node_type(node)) == "function_declarator") {
+      const TSNode candidate = inner(node);
+      const std::string_view type = ts_node_is_null(candidate) ? "" : ts_node_type(candidate);
+      if (type.find("identifier") != std::string_view::npos || type.ends_with("_name") ||
+          type.starts_with("template_")) {
+        declared = candidate;
+        if (type == "qualified_identifier") kind = "method";
+        return true;
+      }
+    }
+    node = inner(node);
+  }
+  return false;
+}
+
 bool TreeChunker::collect(TSQueryCursor* cursor, TSNode root, Deadline& deadline) {
   const TSQueryCursorOptions options{&deadline, &query_progress};
   ts_query_cursor_exec_with_options(cursor, m_language.query.get(), root, &options);
@@ -571,6 +609,9 @@ bool TreeChunker::collect(TSQueryCursor* cursor, TSNode root, Deadline& deadline
       }
     }
     if (def_node == nullptr || name_node == nullptr) continue;
+    TSNode declared_name{};
+    if (!name_of_declarator(*name_node, declared_name, kind)) continue;
+    if (!ts_node_is_null(declared_name)) name_node = &declared_name;
     Definition def;
     def.node = *def_node;
     def.start_byte = ts_node_start_byte(*def_node);

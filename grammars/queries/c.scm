@@ -1,12 +1,10 @@
 ; Tag queries for C: the shipped tags.scm captures function declarators (the `f(int x)` part,
 ; prototypes too) rather than whole definitions; these capture definitions with bodies.
 
-(function_definition
-  declarator: (function_declarator declarator: (identifier) @name)) @definition.function
-(function_definition
-  declarator: (_ declarator: (function_declarator declarator: (identifier) @name))) @definition.function
-(function_definition
-  declarator: (_ declarator: (_ declarator: (function_declarator declarator: (identifier) @name)))) @definition.function
+; The whole declarator is @name: the chunker finds the function's name in it (`*f(int)` → f).
+; One pattern per depth of pointers would cost much more to compile (see name_of_declarator
+; in core/parse/chunker.cpp).
+(function_definition declarator: (_) @name) @definition.function
 
 (struct_specifier name: (type_identifier) @name body: (_)) @definition.struct
 (union_specifier name: (type_identifier) @name body: (_)) @definition.struct

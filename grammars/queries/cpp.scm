@@ -3,37 +3,19 @@
 ; template declarations whole (so `template <…>` is in the chunk), and out-of-line members
 ; `Foo::bar` as methods (their name's `Foo::` becomes the chunk's parent).
 
+; A function's whole declarator is @name: the chunker finds the name in it (`*f(int)` → f,
+; `Foo::bar(int)` → Foo::bar, which makes a method of Foo). One pattern per depth of pointers
+; and per kind of name cost 775M instructions to compile (see name_of_declarator in
+; core/parse/chunker.cpp).
+
 ; template <…> definitions: listed first, the inner definition is then dropped as the same one
-(template_declaration
-  (function_definition
-    declarator: (function_declarator declarator: (qualified_identifier) @name))) @definition.method
-(template_declaration
-  (function_definition
-    declarator: (_ declarator: (function_declarator declarator: (qualified_identifier) @name)))) @definition.method
-(template_declaration
-  (function_definition
-    declarator: (function_declarator declarator: (_) @name))) @definition.function
-(template_declaration
-  (function_definition
-    declarator: (_ declarator: (function_declarator declarator: (_) @name)))) @definition.function
+(template_declaration (function_definition declarator: (_) @name)) @definition.function
 (template_declaration (class_specifier name: (_) @name body: (_))) @definition.class
 (template_declaration (struct_specifier name: (_) @name body: (_))) @definition.struct
 
-; Foo::bar() out of line
-(function_definition
-  declarator: (function_declarator declarator: (qualified_identifier) @name)) @definition.method
-(function_definition
-  declarator: (_ declarator: (function_declarator declarator: (qualified_identifier) @name))) @definition.method
-(function_definition
-  declarator: (_ declarator: (_ declarator: (function_declarator declarator: (qualified_identifier) @name)))) @definition.method
-
-; free functions, and members defined in their class (nesting makes those methods)
-(function_definition
-  declarator: (function_declarator declarator: (_) @name)) @definition.function
-(function_definition
-  declarator: (_ declarator: (function_declarator declarator: (_) @name))) @definition.function
-(function_definition
-  declarator: (_ declarator: (_ declarator: (function_declarator declarator: (_) @name)))) @definition.function
+; free functions, members defined in their class (nesting makes those methods) and out of
+; line (`Foo::bar`)
+(function_definition declarator: (_) @name) @definition.function
 
 (class_specifier name: (_) @name body: (_)) @definition.class
 (struct_specifier name: (_) @name body: (_)) @definition.struct
