@@ -885,6 +885,25 @@ TEST_CASE("parse::Chunker: cpp") {
   CHECK(connection[1].end_line == 15);
 }
 
+TEST_CASE("parse::Chunker: c and cpp functions are named through their declarators") {
+  // Two pointers deep, and a parse a macro confused: `__BEGIN_DECLS` makes tree-sitter read
+  // the struct below as a "function_definition" whose declarator is a bare identifier.
+  const auto c = chunk_as("c",
+                          "char **split_words(const char *text)\n{\n  return 0;\n}\n\n"
+                          "__BEGIN_DECLS\n\nstruct aliasent\n  {\n    char *alias_name;\n  };\n");
+  CHECK(find_all(c, "function", "split_words").size() == 1);
+  CHECK(find_all(c, "function", "aliasent").empty());
+  const auto cpp = chunk_as("cpp",
+                            "namespace store {\nint **table_for(int n) { return nullptr; }\n}\n"
+                            "const char **Registry::lookup(int n) { return nullptr; }\n");
+  const auto table_for = find_all(cpp, "function", "table_for");
+  REQUIRE(table_for.size() == 1);
+  CHECK(table_for[0].parent == "store");
+  const auto lookup = find_all(cpp, "method", "lookup");
+  REQUIRE(lookup.size() == 1);
+  CHECK(lookup[0].parent == "Registry");
+}
+
 TEST_CASE("parse::Chunker: csharp") {
   const auto chunks = chunk_as("csharp", k_csharp_sample);
   check_expected(
