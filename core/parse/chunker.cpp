@@ -247,19 +247,36 @@ QueryPtr compile(const TSLanguage* language, const std::string& source, std::str
   return query;
 }
 
-// The query without its top-level patterns that capture `@reference.*` and no
-// `@definition.*` (tags.scm's call sites). They would be disabled after compiling anyway (see
-// load_language), but tree-sitter analyses every pattern when it compiles a query: Python's
-// one call pattern is 19M of 49M instructions, paid per thread and language. A pattern runs
+// Whether a pattern captures a definition of a kind that is chunked (normalise_kind).
+bool captures_chunked_definition(std::string_view pattern) {
+  constexpr std::string_view k_prefix = "@definition.";
+  for (std::size_t at = pattern.find(k_prefix); at != std::string_view::npos;
+       at = pattern.find(k_prefix, at + 1)) {
+    const std::size_t begin = at + k_prefix.size();
+    std::size_t end = begin;
+    while (end < pattern.size() && (std::isalnum(static_cast<unsigned char>(pattern[end])) ||
+                                    pattern[end] == '_')) {
+      ++end;
+    }
+    if (normalise_kind(pattern.substr(begin, end - begin))) return true;
+  }
+  return false;
+}
+
+// The query with only its top-level patterns that capture a definition of a kind that is
+// chunked: not tags.scm's call sites (`@reference.*`), nor its constants and variables (kinds
+// normalise_kind drops), nor patterns of other captures only (`@ignore`). They would be
+// disabled after compiling anyway (see load_language), but tree-sitter analyses every
+// pattern when it compiles a query: Python's one call pattern was 19M of 49M instructions,
+// its module-level constants another 15M, paid once per process and language. A pattern runs
 // from a `(`, `[`, `"` or `_` at depth 0 to the next one (its captures and quantifiers follow
 // it); strings and `;` comments are skipped when counting brackets.
-std::string without_reference_patterns(std::string_view query) {
+std::string definition_patterns(std::string_view query) {
   std::string kept;
   std::size_t pattern_start = 0;
   const auto close_pattern = [&](std::size_t end) {
     const std::string_view pattern = query.substr(pattern_start, end - pattern_start);
-    if (pattern.find("@reference.") == std::string_view::npos ||
-        pattern.find("@definition.") != std::string_view::npos) {
+    if (captures_chunked_definition(pattern)) {
       kept += pattern;
     }
     pattern_start = end;
@@ -378,7 +395,7 @@ LanguageState load_language(const LanguageSpec& spec, std::string* error) {
   const std::string tags(spec.tag_query);
   const std::string extra = extra_patterns(state.language);
   state.query =
-      compile(state.language, without_doc_captures(without_reference_patterns(tags)) + extra, error);
+      compile(state.language, without_doc_captures(definition_patterns(tags)) + extra, error);
   if (!state.query) state.query = compile(state.language, tags + extra, error);
   if (!state.query) state.query = compile(state.language, tags, error);
   if (!state.query) return state;
