@@ -247,6 +247,14 @@ QueryPtr compile(const TSLanguage* language, const std::string& source, std::str
   return query;
 }
 
+// The index of the quote that closes the query string opened at `open`, past `\"` escapes
+// (query.size() when it is not closed): the scanners below keep strings out of their counts.
+std::size_t closing_quote(std::string_view query, std::size_t open) {
+  std::size_t at = open + 1;
+  while (at < query.size() && query[at] != '"') at += query[at] == '\\' ? 2 : 1;
+  return std::min(at, query.size());
+}
+
 // Whether a pattern captures a definition of a kind that is chunked (normalise_kind).
 bool captures_chunked_definition(std::string_view pattern) {
   constexpr std::string_view k_prefix = "@definition.";
@@ -293,9 +301,7 @@ std::string definition_patterns(std::string_view query) {
       close_pattern(i);
     }
     if (c == '"') {  // a string: brackets inside do not count
-      for (++i; i < query.size() && query[i] != '"'; ++i) {
-        if (query[i] == '\\') ++i;
-      }
+      i = closing_quote(query, i);
     } else if (c == '(' || c == '[') {
       ++depth;
     } else if ((c == ')' || c == ']') && depth > 0) {
@@ -341,9 +347,7 @@ std::string without_doc_captures(std::string_view query) {
       continue;
     }
     if (c == '"') {  // a string, kept whole
-      std::size_t end = i + 1;
-      while (end < query.size() && query[end] != '"') end += query[end] == '\\' ? 2 : 1;
-      end = std::min(end + 1, query.size());
+      const std::size_t end = std::min(closing_quote(query, i) + 1, query.size());
       kept.append(query, i, end - i);
       i = end;
       continue;
@@ -366,8 +370,7 @@ std::string without_doc_captures(std::string_view query) {
       int depth = 1;
       while (end < query.size() && depth > 0) {
         if (query[end] == '"') {
-          ++end;
-          while (end < query.size() && query[end] != '"') end += query[end] == '\\' ? 2 : 1;
+          end = closing_quote(query, end);
         } else if (query[end] == '(') {
           ++depth;
         } else if (query[end] == ')') {

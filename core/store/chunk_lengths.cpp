@@ -125,17 +125,16 @@ void kasava_bm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context*
 } // namespace
 
 ChunkLengths::Block ChunkLengths::load(std::int64_t block) {
-  Block values;
-  if (!m_has_table) {
-    auto query = m_db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'chunk_sizes'");
-    m_has_table = query.step();
-  }
-  if (!*m_has_table) return values;
+  if (!m_has_table) m_has_table = m_db.has_table("chunk_sizes");
+  if (!*m_has_table) return {};
   auto query = m_db.query(k_block_sql);
   query.bind(1, block);
-  if (!query.step()) return values;
-  const auto bytes = query.column_blob(0);
-  values.assign(static_cast<std::size_t>(k_lengths_per_block), 0);
+  if (!query.step()) return {};
+  return decode_lengths(query.column_blob(0));
+}
+
+std::vector<std::uint16_t> decode_lengths(std::span<const std::uint8_t> bytes) {
+  std::vector<std::uint16_t> values(static_cast<std::size_t>(k_lengths_per_block), 0);
   for (std::size_t i = 0; i < values.size() && 2 * i + 1 < bytes.size(); ++i) {
     values[i] = static_cast<std::uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8));
   }

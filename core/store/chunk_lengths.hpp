@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -87,6 +88,9 @@ private:
 /// Registers kasava_bm25 on one connection; `lengths` must outlive it. Returns "" on success,
 /// else the reason.
 std::string register_ranking(sqlite3* db, ChunkLengths* lengths);
+
+/// A `chunk_sizes` row's entries (k_lengths_per_block of them; missing bytes read as 0).
+std::vector<std::uint16_t> decode_lengths(std::span<const std::uint8_t> bytes);
 
 /// The sum of the varints of an FTS5 docsize `sz` value (a row's tokens in all columns), or
 /// nullopt when it is malformed; for checking chunk_sizes against FTS5 (kasava verify).

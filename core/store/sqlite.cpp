@@ -96,6 +96,12 @@ void Database::check(int result_code) const {
   if (result_code != SQLITE_OK) throw Error(result_code, sqlite3_errmsg(m_db));
 }
 
+bool Database::has_table(std::string_view name) {
+  auto found = query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  found.bind(1, name);
+  return found.step();
+}
+
 fts5_api* fts5_api_of(sqlite3* db, std::string& error) {
   fts5_api* api = nullptr;
   sqlite3_stmt* statement = nullptr;

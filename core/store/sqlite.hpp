@@ -107,6 +107,8 @@ public:
   Query query(std::string_view sql);
   /// Throws Error for a failed result code, with the connection's current message.
   void check(int result_code) const;
+  /// Whether the file has a table of that name (an older schema may lack one).
+  bool has_table(std::string_view name);
 
 private:
   // Lets the cache be searched with a string_view: no allocation per lookup.

@@ -195,12 +195,6 @@ std::int64_t query_int(sqlite::Database& db, const char* sql) {
   return query.step() ? query.column_int64(0) : 0;
 }
 
-bool has_table(sqlite::Database& db, std::string_view name) {
-  auto query = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
-  query.bind(1, name);
-  return query.step();
-}
-
 bool is_empty_database(sqlite::Database& db) {
   return query_int(db, "PRAGMA application_id") == 0 &&
          query_int(db, "SELECT count(*) FROM sqlite_schema") == 0;
@@ -291,7 +285,7 @@ struct Store::Impl {
       }
       create_schema();
     }
-    if (query_int(m_db, "PRAGMA application_id") != k_application_id || !has_table(m_db, "meta")) {
+    if (query_int(m_db, "PRAGMA application_id") != k_application_id || !m_db.has_table("meta")) {
       return util::Error{"opening index " + quoted + ": file is not a kasava index"};
     }
     const auto version = read_meta("schema_version");
@@ -310,8 +304,8 @@ struct Store::Impl {
       // commit; NORMAL sync is durable to the last checkpoint, which a rebuildable cache needs.
       m_db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
       if (sqlite3_db_readonly(m_db.get(), "main") == 0) {
-        if (!has_table(m_db, "stat_cache")) m_db.exec(k_stat_cache_sql);
-        if (!has_table(m_db, "trees")) m_db.exec(k_trees_sql);
+        if (!m_db.has_table("stat_cache")) m_db.exec(k_stat_cache_sql);
+        if (!m_db.has_table("trees")) m_db.exec(k_trees_sql);
         if (readable_older) upgrade_schema();
       }
     }
@@ -552,7 +546,7 @@ std::optional<std::string> Store::peek_meta(const std::string& path, std::string
   try {
     sqlite::Database db(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
     sqlite3_busy_timeout(db.get(), k_busy_timeout_ms);
-    if (query_int(db, "PRAGMA application_id") != k_application_id || !has_table(db, "meta")) {
+    if (query_int(db, "PRAGMA application_id") != k_application_id || !db.has_table("meta")) {
       return std::nullopt;
     }
     auto query = db.query("SELECT value FROM meta WHERE key = ?1");
@@ -601,7 +595,7 @@ std::map<std::string, FileState> Store::file_states() const {
                           FileState{std::string(files.column_text(1)), std::string(files.column_text(2))});
     }
     // An index made before the stat cache, opened read-only, has no stat_cache table yet.
-    if (!has_table(m_impl->m_db, "stat_cache")) return states;
+    if (!m_impl->m_db.has_table("stat_cache")) return states;
     auto stats = m_impl->m_db.query("SELECT path, size, mtime_ns, ctime_ns, inode FROM stat_cache");
     while (stats.step()) {
       const auto found = states.find(std::string(stats.column_text(0)));
@@ -844,7 +838,7 @@ std::vector<std::pair<std::string, std::string>> Store::tree_ids() const {
   return m_impl->guarded("reading", [&] {
     std::vector<std::pair<std::string, std::string>> trees;
     // An index made before the table existed, opened read-only, has none.
-    if (!has_table(m_impl->m_db, "trees")) return trees;
+    if (!m_impl->m_db.has_table("trees")) return trees;
     auto query = m_impl->m_db.query("SELECT path, tree_id FROM trees ORDER BY path");
     while (query.step()) {
       trees.emplace_back(std::string(query.column_text(0)), std::string(query.column_text(1)));

@@ -217,12 +217,6 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
   check.inconsistent_paths.assign(inconsistent.begin(), inconsistent.end());
 }
 
-bool has_table(sqlite::Database& db, const char* name) {
-  auto query = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
-  query.bind(1, std::string_view(name));
-  return query.step();
-}
-
 // Every packed chunk's text decodes, and every pack belongs to a chunk (see text_packs.hpp).
 void check_texts(sqlite::Database& db, IndexCheck& check) {
   std::set<std::int64_t> referenced;
@@ -278,12 +272,15 @@ void check_texts(sqlite::Database& db, IndexCheck& check) {
 // Each chunk length kept for ranking equals the one FTS5 keeps (its docsize table): a wrong
 // one would rank the chunk as longer or shorter than it is. Indexing the file again mends it.
 void check_lengths(sqlite::Database& db, IndexCheck& check) {
-  std::map<std::int64_t, std::vector<std::uint8_t>> blocks;
+  std::map<std::int64_t, std::vector<std::uint16_t>> blocks;
+  std::map<std::int64_t, bool> whole;  // a block row of the right size
   {
     auto query = db.query("SELECT block, sizes FROM chunk_sizes");
     while (query.step()) {
       const auto sizes = query.column_blob(1);
-      blocks.emplace(query.column_int64(0), std::vector<std::uint8_t>(sizes.begin(), sizes.end()));
+      blocks.emplace(query.column_int64(0), decode_lengths(sizes));
+      whole.emplace(query.column_int64(0),
+                    sizes.size() == 2 * static_cast<std::size_t>(k_lengths_per_block));
     }
   }
   std::set<std::string> inconsistent(check.inconsistent_paths.begin(),
@@ -295,12 +292,11 @@ void check_lengths(sqlite::Database& db, IndexCheck& check) {
     const std::int64_t chunk_id = query.column_int64(0);
     const auto found = blocks.find(chunk_id / k_lengths_per_block);
     if (found == blocks.end()) continue;  // not kept: ranking asks FTS5
-    const std::size_t at = 2 * static_cast<std::size_t>(chunk_id % k_lengths_per_block);
-    if (at + 1 >= found->second.size()) {
+    if (!whole[found->first]) {
       inconsistent.insert(std::string(query.column_text(2)));
       continue;
     }
-    const std::uint32_t kept = found->second[at] | (found->second[at + 1] << 8);
+    const std::uint32_t kept = found->second[static_cast<std::size_t>(chunk_id % k_lengths_per_block)];
     const auto sz = query.column_blob(1);
     const auto total = docsize_total(sz.data(), sz.size());
     if (kept != 0 && (!total || *total != kept)) inconsistent.insert(std::string(query.column_text(2)));
@@ -329,9 +325,9 @@ util::Result<IndexCheck> check_index(const std::string& path) {
         if (writable) check_fts_integrity(*db, check);
         check_tables(*db, check);
         // An index of schema 3 has no packs (see k_oldest_readable_schema_version).
-        if (has_table(*db, "text_packs")) check_texts(*db, check);
+        if (db->has_table("text_packs")) check_texts(*db, check);
         // Nor has an index of schema 3 or 4 chunk lengths.
-        if (has_table(*db, "chunk_sizes")) check_lengths(*db, check);
+        if (db->has_table("chunk_sizes")) check_lengths(*db, check);
       }
     } catch (const sqlite::Error& error) {
       check.problems.push_back(std::string("reading the index: ") + error.what());

@@ -201,6 +201,12 @@ TEST_CASE("store: a write rolled back leaves no kept lengths behind") {
     store->begin();
     store->put_file(make_file("a.cpp"), {make_chunk("alpha", "int alpha() { return 1; }")});
     store->rollback();
+    // The next commit, of a file without chunks, must not write what was rolled back.
+    store->begin();
+    FileRecord skipped = make_file("b.bin");
+    skipped.skip_reason = "binary";
+    store->put_file(skipped, {});
+    store->commit();
   }
   CHECK(kasava::test::run("sqlite3 '" + path + "' 'SELECT count(*) FROM chunk_sizes'") == "0");
 }
