@@ -4,16 +4,14 @@
 // parses the whole system CA bundle (/etc/ssl/certs/ca-certificates.crt, ~140 certificates of
 // base64) whether or not the process will ever open a TLS connection: ~54M instructions, a
 // fifth of a no-change `kasava index` and more than the rest of the listing. kasava needs them
-// only to clone or fetch over HTTPS. So this file defines mbedtls_x509_crt_parse_file itself:
-// an executable's definition takes precedence over a shared library's for every caller (ELF
-// symbol interposition), and libgit2 calls it through the dynamic linker. While
+// only to clone or fetch over HTTPS. libgit2 is linked in statically (cmake/Dependencies.cmake)
+// with `-Wl,--wrap=mbedtls_x509_crt_parse_file`, so the linker sends its calls to
+// __wrap_mbedtls_x509_crt_parse_file below and __real_… names mbedTLS's own. While
 // git_libgit2_init() runs on this thread, the call records the path and returns "loaded,
-// nothing in it"; every other call — load_default_certificates(), and any other mbedTLS user
-// in the process — goes to the real function (dlsym RTLD_NEXT). With a libgit2 built on
-// OpenSSL nothing calls it and nothing changes.
+// nothing in it"; every other call (load_default_certificates() among them) goes to the real
+// function.
 #include "core/repo/git_handles.hpp"
 
-#include <dlfcn.h>
 #include <mutex>
 
 namespace kasava::repo::detail {
@@ -96,19 +94,17 @@ std::string work_tree_of(git_repository* repository) {
 
 }  // namespace kasava::repo::detail
 
-/// See "Deferred CA certificates" above. The signature is mbedTLS's (mbedtls_x509_crt* is
-/// opaque here): C linkage matches by name.
-extern "C" int mbedtls_x509_crt_parse_file(void* chain, const char* path) {
+/// mbedTLS's function, renamed by the linker's --wrap. The chain type is opaque here: C linkage
+/// matches by name.
+extern "C" int __real_mbedtls_x509_crt_parse_file(void* chain, const char* path);
+
+/// See "Deferred CA certificates" above.
+extern "C" int __wrap_mbedtls_x509_crt_parse_file(void* chain, const char* path) {
   using kasava::repo::detail::g_deferred_certificates;
   if (kasava::repo::detail::t_deferring_certificates && path != nullptr) {
     std::lock_guard lock(kasava::repo::detail::g_certificates_mutex);
     g_deferred_certificates = path;
     return 0;
   }
-  using Parse = int (*)(void*, const char*);
-  static const Parse k_real =
-      reinterpret_cast<Parse>(::dlsym(RTLD_NEXT, "mbedtls_x509_crt_parse_file"));
-  // mbedTLS's "file I/O error": the real function is not there, so no chain can be loaded.
-  constexpr int k_file_io_error = -0x2900;
-  return k_real ? k_real(chain, path) : k_file_io_error;
+  return __real_mbedtls_x509_crt_parse_file(chain, path);
 }
