@@ -57,6 +57,11 @@
 // reads one tree and a few meta values. The listing digest needs every path, so it is computed
 // only on full listings (the first `--rev` run, a changed size limit); a partial listing
 // stores none.
+//
+// Working trees: meta untracked_cache keeps what the last listing learnt of the folders
+// (Source::untracked_cache), so the next one reads only the folders that changed. It
+// describes the work tree, not the index, so it is stored whenever it changed, even by a run
+// that writes nothing else.
 #include "core/index/indexer.hpp"
 
 #include <algorithm>
@@ -666,6 +671,9 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   std::vector<std::pair<std::string, std::string>> trees;
   std::vector<std::pair<std::string, std::string>> known_trees;
   if (!limit_changed && stamped == model) known_trees = store.tree_ids();
+  // Work trees: the folders found unchanged since the last listing are not read again.
+  const std::string known_untracked = store.meta("untracked_cache").value_or("");
+  source.use_untracked_cache(known_untracked);
   auto tree_listing = source.list_changed(known_trees);
   const bool has_trees = tree_listing.has_value();
   if (has_trees) {
@@ -679,6 +687,11 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
     entries = std::move(*listed);
   }
   const UnchangedFolders unchanged(unchanged_folders);
+  // What the listing learnt of the folders, kept even when no file changed (it describes the
+  // work tree, not the index), within the caller's transaction.
+  const std::string learnt_untracked = source.untracked_cache();
+  const bool untracked_cache_changed = learnt_untracked != known_untracked;
+  auto store_untracked_cache = [&] { store.set_meta("untracked_cache", learnt_untracked); };
   // Submodules have no file row: the last `--rev` run remembers them for its summary.
   const std::vector<std::string> known_submodules =
       known_trees.empty() ? std::vector<std::string>{}
@@ -744,9 +757,11 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
       }
       summary.embedding.pending = static_cast<std::size_t>(store.pending_count());
     }
-    if (trees_changed) {  // a full `--rev` listing whose rows were not stored yet
+    if (trees_changed || untracked_cache_changed) {
+      // A full `--rev` listing whose rows were not stored yet, or new folder stamps.
       Transaction transaction(store);
-      store_trees();
+      if (trees_changed) store_trees();
+      if (untracked_cache_changed) store_untracked_cache();
       transaction.commit();
     }
     const auto stored = decode_listing_counts(store.meta("listing_counts").value_or(""), keep_digest);
@@ -1004,8 +1019,13 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
     if (!trusted_digest.empty()) {
       store.set_meta("listing_counts", encode_listing_counts(trusted_digest, *final_counts));
     }
+    if (untracked_cache_changed) store_untracked_cache();
     // Also after a first run that was killed midway and left merging deferred.
     store.set_merging(store::Store::Merging::automatic);
+    transaction.commit();
+  } else if (untracked_cache_changed) {
+    Transaction transaction(store);
+    store_untracked_cache();
     transaction.commit();
   }
   summary.removed = gone.size();

@@ -87,6 +87,13 @@ public:
     return std::nullopt;
   }
 
+  /// Work trees: the untracked cache an earlier listing learnt (its untracked_cache()), so
+  /// that list() need not read the folders that did not change since. Damaged or outdated
+  /// text is ignored. Other sources ignore it.
+  virtual void use_untracked_cache(std::string_view text) { (void)text; }
+  /// After list(): the untracked cache to give the next listing, "" when there is none.
+  virtual std::string untracked_cache() const { return {}; }
+
   /// The content of one listed entry; fills entry.blob_id if it was empty (for changed
   /// working-tree files, after git's clean filters, as `git hash-object` does).
   /// Symlinks: the target's content when it is a regular file inside the root, else an error

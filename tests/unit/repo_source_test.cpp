@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "core/repo/source.hpp"
+#include "core/repo/untracked_cache.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -63,6 +65,24 @@ SourceEntry entry_named(const std::vector<SourceEntry>& entries, const std::stri
   INFO(path);
   REQUIRE(found != entries.end());
   return *found;
+}
+
+/// The folders an untracked cache vouches for.
+std::vector<std::string> cached_folders(const std::string& text) {
+  std::vector<std::string> folders;
+  for (const auto& folder : kasava::repo::detail::UntrackedCache::decode(text).folders) {
+    folders.push_back(folder.path);
+  }
+  return folders;
+}
+
+/// Sets the mtime of `folders` under `repo` a minute back, out of the untracked cache's
+/// racy window.
+void age_folders(const std::string& repo, const std::vector<std::string>& folders) {
+  for (const std::string& folder : folders) {
+    const fs::path path = fs::path(repo) / folder;
+    fs::last_write_time(path, fs::last_write_time(path) - std::chrono::minutes(1));
+  }
 }
 
 std::string read(Source& source, SourceEntry& entry) {
@@ -555,6 +575,94 @@ TEST_CASE(
   CHECK(b.blob_id.empty());
   CHECK(read(*source, b) == "staged, then modified\n");
   CHECK(b.blob_id == git(repo, "hash-object b.txt"));
+}
+
+TEST_CASE("repo::open_source skips reading folders the untracked cache vouches for") {
+  TempDir temp;
+  const std::string repo = init_repository(temp.path() + "/work");
+  write(repo + "/.gitignore", "*.log\n");
+  write(repo + "/a/one.c", "int one;\n");
+  write(repo + "/a/b/two.c", "int two;\n");
+  write(repo + "/c/three.c", "int three;\n");
+  write(repo + "/c/d/four.c", "int four;\n");
+  git(repo, "add .");
+  git(repo, "commit -q -m first");
+  const std::vector<std::string> all = {".gitignore", "a/b/two.c", "a/one.c", "c/d/four.c",
+                                        "c/three.c"};
+  age_folders(repo, {"", "a", "a/b", "c", "c/d"});
+
+  // A first listing learns every folder: each holds only tracked files and folders.
+  auto first = open(repo);
+  first->use_untracked_cache("");
+  CHECK(paths_of(list(*first)) == all);
+  const std::string learnt = first->untracked_cache();
+  CHECK(cached_folders(learnt) == std::vector<std::string>{"", "a/", "a/b/", "c/", "c/d/"});
+
+  // Unchanged: the same listing, the same cache.
+  auto again = open(repo);
+  again->use_untracked_cache(learnt);
+  CHECK(paths_of(list(*again)) == all);
+  CHECK(again->untracked_cache() == learnt);
+
+  // A new file changes its folder only: c/ is not read, but its folders are still walked.
+  write(repo + "/c/d/new.c", "int added;\n");
+  write(repo + "/a/b/build.log", "ignored\n");
+  auto changed = open(repo);
+  changed->use_untracked_cache(learnt);
+  CHECK(paths_of(list(*changed)) == std::vector<std::string>{".gitignore", "a/b/two.c", "a/one.c",
+                                                             "c/d/four.c", "c/d/new.c",
+                                                             "c/three.c"});
+  // Neither folder holds only tracked files now, so neither is vouched for.
+  const std::string relearnt = changed->untracked_cache();
+  CHECK(cached_folders(relearnt) == std::vector<std::string>{"", "a/", "c/"});
+
+  // Untracking a file changes no folder, but the cache holds only for the same tracked paths.
+  git(repo, "rm -q --cached a/one.c");
+  auto untracked = open(repo);
+  untracked->use_untracked_cache(relearnt);
+  auto entries = list(*untracked);
+  CHECK(paths_of(entries) == std::vector<std::string>{".gitignore", "a/b/two.c", "a/one.c",
+                                                      "c/d/four.c", "c/d/new.c", "c/three.c"});
+  CHECK(entry_named(entries, "a/one.c").blob_id.empty());  // untracked now: read() ids it
+
+  // A folder changed within the last two seconds is not vouched for: it could change again
+  // and keep its mtime.
+  fs::remove(repo + "/a/b/build.log");
+  auto recent = open(repo);
+  recent->use_untracked_cache(learnt);
+  list(*recent);
+  CHECK(cached_folders(recent->untracked_cache()) == std::vector<std::string>{"", "c/"});
+
+  // Damaged text is no cache at all.
+  auto damaged = open(repo);
+  damaged->use_untracked_cache("kasava-untracked-cache 1 12\nnot a line\n");
+  CHECK(paths_of(list(*damaged)) == paths_of(entries));
+}
+
+TEST_CASE("repo::detail::UntrackedCache reads back what it wrote, and nothing else") {
+  using kasava::repo::detail::UntrackedCache;
+  UntrackedCache cache;
+  cache.tracked_digest = 1234567890123ull;
+  cache.folders = {{"", {1, 2, 3}}, {"a b/", {-4, 5, 6}}, {"a\nb/", {7, 8, 9}}, {"z/", {10, 11, 12}}};
+  const UntrackedCache read = UntrackedCache::decode(cache.encode());
+  CHECK(read.tracked_digest == cache.tracked_digest);
+  // A path with a newline cannot be written: left out.
+  REQUIRE(read.folders.size() == 3);
+  CHECK(read.folders[1].path == "a b/");
+  CHECK(read.folders[1].stat == kasava::repo::FileStat{-4, 5, 6});
+  REQUIRE(read.find("z/") != nullptr);
+  CHECK(read.find("z/")->inode == 12);
+  CHECK(read.find("y/") == nullptr);
+  CHECK(read.find("")->mtime_ns == 1);
+  for (const std::string& damaged :
+       {std::string(), std::string("kasava-untracked-cache 2 1\n"), std::string("kasava-untracked-cache 1 x\n"),
+        cache.encode().substr(0, cache.encode().size() - 1),  // a line cut short
+        std::string("kasava-untracked-cache 1 1\n1 2 3 b/\n1 2 3 a/\n")}) {  // out of order
+    INFO(damaged);
+    const UntrackedCache nothing = UntrackedCache::decode(damaged);
+    CHECK(nothing.tracked_digest == 0);
+    CHECK(nothing.folders.empty());
+  }
 }
 
 TEST_CASE("repo::open_source never looks for untracked files inside an ignored folder") {
