@@ -66,9 +66,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <ctime>
 #include <deque>
 #include <exception>
@@ -475,18 +477,29 @@ bool embed_pending(store::Store& store, const IndexOptions& options, std::int64_
   }
 }
 
-// FNV-1a over the bytes of the listing and the settings that decide what is indexed, each
-// field length-prefixed. Returned as hex; "" when the listing cannot be trusted to stand for
-// its content (stat data too recent: see racy_before in run_index).
+// A 128-bit digest of the listing and the settings that decide what is indexed, each field
+// length-prefixed, mixed 8 bytes at a time (a byte at a time took ~2.4 ms for 10,000 files,
+// on the latency of every refresh). Two lanes with different odd multipliers, each folding
+// its high bits back down. Not cryptographic: it tells a changed listing from the last one.
+// Returned as hex; "" when the listing cannot be trusted to stand for its content (stat data
+// too recent: see racy_before in run_index).
 class ListingDigest {
 public:
   void add(std::string_view text) {
     add_number(text.size());
-    for (const char c : text) mix(static_cast<unsigned char>(c));
+    std::size_t at = 0;
+    for (; at + 8 <= text.size(); at += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, text.data() + at, 8);
+      mix(word);
+    }
+    if (at < text.size()) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, text.data() + at, text.size() - at);
+      mix(word);
+    }
   }
-  void add_number(std::uint64_t value) {
-    for (int i = 0; i < 8; ++i) mix(static_cast<unsigned char>(value >> (8 * i)));
-  }
+  void add_number(std::uint64_t value) { mix(value); }
   std::string hex() const {
     char text[40];
     std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(m_a),
@@ -495,12 +508,14 @@ public:
   }
 
 private:
-  void mix(unsigned char byte) {
-    m_a = (m_a ^ byte) * util::k_fnv1a64_prime;
-    m_b = (m_b ^ byte) * util::k_fnv1a64_prime;
+  void mix(std::uint64_t word) {
+    m_a = (m_a ^ word) * 0x9E3779B97F4A7C15ULL;
+    m_a ^= m_a >> 29;
+    m_b = (m_b ^ std::rotl(word, 32)) * 0xC2B2AE3D27D4EB4FULL;
+    m_b ^= m_b >> 31;
   }
   std::uint64_t m_a = util::k_fnv1a64_basis;
-  std::uint64_t m_b = 0x84222325cbf29ce4ULL;  // another start: 128 bits against collisions
+  std::uint64_t m_b = 0x84222325cbf29ce4ULL;
 };
 
 std::string listing_digest(const std::vector<repo::SourceEntry>& entries, const std::string& model,

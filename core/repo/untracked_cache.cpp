@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace kasava::repo::detail {
 
@@ -76,13 +77,24 @@ const FileStat* UntrackedCache::find(std::string_view path) const {
 }
 
 void TrackedPathsDigest::add(std::string_view path, bool gitlink) {
-  constexpr std::uint64_t k_prime = 1099511628211ull;
-  for (const char c : path) {
-    m_value = (m_value ^ static_cast<unsigned char>(c)) * k_prime;
+  // The length first, so that the zero padding of the last word is unambiguous.
+  mix(path.size() * 2 + (gitlink ? 1 : 0));
+  std::size_t at = 0;
+  for (; at + 8 <= path.size(); at += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, path.data() + at, 8);
+    mix(word);
   }
-  // A separator no path holds, then the kind.
-  m_value = (m_value ^ 0u) * k_prime;
-  m_value = (m_value ^ (gitlink ? 2u : 1u)) * k_prime;
+  if (at < path.size()) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, path.data() + at, path.size() - at);
+    mix(word);
+  }
+}
+
+void TrackedPathsDigest::mix(std::uint64_t word) {
+  m_value = (m_value ^ word) * 0x9E3779B97F4A7C15ull;
+  m_value ^= m_value >> 29;
 }
 
 }  // namespace kasava::repo::detail

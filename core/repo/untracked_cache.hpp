@@ -19,6 +19,7 @@ namespace kasava::repo::detail {
 struct FolderStamp {
   std::string path;  ///< relative to the root, ending with '/'; "" for the root
   FileStat stat;
+  bool operator==(const FolderStamp&) const = default;
 };
 
 struct UntrackedCache {
@@ -33,16 +34,19 @@ struct UntrackedCache {
   static UntrackedCache decode(std::string_view text);
   /// The stamp of `path`, nullptr when there is none.
   const FileStat* find(std::string_view path) const;
+
+  bool operator==(const UntrackedCache&) const = default;
 };
 
-/// FNV-1a over the tracked paths in index order, each with whether it is a gitlink: what
-/// decides which files and folders of a folder are tracked.
+/// A digest of the tracked paths in index order, each with whether it is a gitlink: what
+/// decides which files and folders of a folder are tracked. Mixed 8 bytes at a time.
 class TrackedPathsDigest {
 public:
   void add(std::string_view path, bool gitlink);
   std::uint64_t value() const { return m_value; }
 
 private:
+  void mix(std::uint64_t word);
   std::uint64_t m_value = 14695981039346656037ull;
 };
 

@@ -45,6 +45,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <chrono>
 #include <exception>
 #include <iterator>
@@ -104,14 +105,21 @@ bool describe_from_disk(const std::string& full_path, SourceEntry& entry) {
   return describe(info, entry);
 }
 
-std::string hex_of(const std::uint8_t (&id)[20]) {
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string text(40, '0');
-  for (std::size_t i = 0; i < 20; ++i) {
-    text[2 * i] = k_digits[id[i] >> 4];
-    text[2 * i + 1] = k_digits[id[i] & 15];
+/// The two hex digits of every byte value: one lookup per byte of an id (10,000 ids per
+/// listing of a large tree).
+constexpr std::array<std::array<char, 2>, 256> k_hex_pairs = [] {
+  constexpr char k_digits[] = "0123456789abcdef";
+  std::array<std::array<char, 2>, 256> pairs{};
+  for (std::size_t byte = 0; byte < 256; ++byte) {
+    pairs[byte] = {k_digits[byte >> 4], k_digits[byte & 15]};
   }
-  return text;
+  return pairs;
+}();
+
+std::string hex_of(const std::uint8_t (&id)[20]) {
+  char text[40];
+  for (std::size_t i = 0; i < 20; ++i) std::memcpy(text + 2 * i, k_hex_pairs[id[i]].data(), 2);
+  return std::string(text, sizeof text);
 }
 
 /// How an index entry's stat data compares with the file's, by git's rules.
@@ -677,11 +685,15 @@ public:
   void use_untracked_cache(std::string_view text) override {
     std::lock_guard lock(m_mutex);
     m_known_cache = UntrackedCache::decode(text);
+    m_known_text = text;
   }
 
   std::string untracked_cache() const override {
     std::lock_guard lock(m_mutex);
-    return m_learnt_cache.folders.empty() ? std::string() : m_learnt_cache.encode();
+    if (m_learnt_cache.folders.empty()) return {};
+    // Mostly what the listing was given: that text, not written again.
+    if (m_learnt_cache == m_known_cache) return m_known_text;
+    return m_learnt_cache.encode();
   }
 
   util::Result<std::string> read(SourceEntry& entry) override {
@@ -852,6 +864,7 @@ private:
   std::optional<bool> m_repository_filters;
   /// The untracked cache given by use_untracked_cache(), and the one the last listing learnt.
   UntrackedCache m_known_cache;
+  std::string m_known_text;
   UntrackedCache m_learnt_cache;
   // libgit2 objects must not be used from two threads at once; read() may be called from several.
   mutable std::mutex m_mutex;

@@ -643,7 +643,8 @@ TEST_CASE("repo::detail::UntrackedCache reads back what it wrote, and nothing el
   using kasava::repo::detail::UntrackedCache;
   UntrackedCache cache;
   cache.tracked_digest = 1234567890123ull;
-  cache.folders = {{"", {1, 2, 3}}, {"a b/", {-4, 5, 6}}, {"a\nb/", {7, 8, 9}}, {"z/", {10, 11, 12}}};
+  cache.folders = {
+      {"", {1, 2, 3}}, {"a b/", {-4, 5, 6}}, {"a\nb/", {7, 8, 9}}, {"z/", {10, 11, 12}}};
   const UntrackedCache read = UntrackedCache::decode(cache.encode());
   CHECK(read.tracked_digest == cache.tracked_digest);
   // A path with a newline cannot be written: left out.
@@ -655,7 +656,8 @@ TEST_CASE("repo::detail::UntrackedCache reads back what it wrote, and nothing el
   CHECK(read.find("y/") == nullptr);
   CHECK(read.find("")->mtime_ns == 1);
   for (const std::string& damaged :
-       {std::string(), std::string("kasava-untracked-cache 2 1\n"), std::string("kasava-untracked-cache 1 x\n"),
+       {std::string(), std::string("kasava-untracked-cache 2 1\n"),
+        std::string("kasava-untracked-cache 1 x\n"),
         cache.encode().substr(0, cache.encode().size() - 1),  // a line cut short
         std::string("kasava-untracked-cache 1 1\n1 2 3 b/\n1 2 3 a/\n")}) {  // out of order
     INFO(damaged);
