@@ -72,8 +72,9 @@ struct IndexSummary {
 struct IndexCallbacks {
   std::function<void(const IndexProgress&)> progress;         ///< called often; may be empty
   std::function<void(const std::string& warning)> warning;    ///< "path: reason"; may be empty
-  /// Polled between batches; when it returns true the run stops after committing what it
-  /// has written and returns the error "interrupted". May be empty.
+  /// Polled before each file is processed (from the parser threads) and between batches;
+  /// when it returns true the run stops after committing the batches it completed and
+  /// returns the error "interrupted". May be empty.
   std::function<bool()> cancelled;
 };
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 #include <unistd.h>
 
 #include "core/index/indexer.hpp"
@@ -137,7 +138,7 @@ TEST_CASE("index::run_index commits many windows and stops between them when can
   REQUIRE(source.ok());
 
   index::IndexCallbacks callbacks;
-  int progress_calls = 0;
+  std::atomic<int> progress_calls{0};  // cancelled() is polled from the parser threads too
   callbacks.progress = [&](const index::IndexProgress&) { ++progress_calls; };
   callbacks.cancelled = [&] { return progress_calls >= 1; };
   auto interrupted = index::run_index(**source, **store, {}, callbacks);
@@ -181,6 +182,35 @@ void set_old_mtime(const fs::path& file, std::chrono::hours age) {
 }
 
 } // namespace
+
+TEST_CASE("index::run_index stops within a window when cancelled, storing none of it") {
+  Folder dir;
+  constexpr int k_files = 200;  // one window
+  for (int i = 0; i < k_files; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "f%d.py", 1000 + i);
+    dir.write(name, "def f():\n    return 1\n");
+  }
+  const std::string index_path = (dir.root() / ".kasava" / "index.db").string();
+  auto store = store::Store::open(index_path, store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  auto inner = repo::open_source(dir.root().string(), {});
+  REQUIRE(inner.ok());
+  CountingSource source(**inner);
+
+  index::IndexCallbacks callbacks;
+  callbacks.cancelled = [&] { return source.reads >= 10; };
+  auto interrupted = index::run_index(source, **store, {}, callbacks);
+  REQUIRE_FALSE(interrupted.ok());
+  CHECK(interrupted.error().message == "interrupted");
+  // Each parser thread stops before its next file; the window's files are left for next time.
+  CHECK(source.reads < 10 + static_cast<int>(std::thread::hardware_concurrency()) + 2);
+  CHECK((*store)->counts().files == 0);
+
+  auto finished = index::run_index(source, **store, {}, {});
+  REQUIRE(finished.ok());
+  CHECK(finished->parsed == k_files);
+}
 
 TEST_CASE("index::run_index does not read unchanged files of a plain directory (stat cache)") {
   Folder dir;
@@ -814,9 +844,10 @@ TEST_CASE("index::run_index --rev interrupted leaves no tree rows") {
                     "def g" + std::to_string(i) + "():\n    return " + std::to_string(i) + "\n");
   }
   const std::string second_commit = repo.commit("second");
-  int polls = 0;
+  std::atomic<int> windows{0};  // cancelled() is polled from the parser threads too
   index::IndexCallbacks callbacks;
-  callbacks.cancelled = [&] { return ++polls > 1; };  // after the first window
+  callbacks.progress = [&](const index::IndexProgress&) { ++windows; };
+  callbacks.cancelled = [&] { return windows >= 1; };  // after the first window
   auto interrupted = index_revision(repo, **store, second_commit, callbacks);
   REQUIRE_FALSE(interrupted.ok());
   CHECK(interrupted.error().message == "interrupted");
