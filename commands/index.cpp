@@ -172,8 +172,11 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
                            "'; waiting for it to finish");
   });
   if (options.rebuild) store::Store::remove(index_path).value_or_throw();
+  // An index that exists was excluded from git when it was made: reading .git/info/exclude
+  // again (a second repository open) would only cost time, on every no-change run.
+  const bool existed = std::filesystem::exists(index_path);
   auto store = open_index_for_writing(context, index_path, ModelChange::rebuild);
-  index::exclude_from_git(root);
+  if (!existed) index::exclude_from_git(root);
 
   index::IndexOptions index_options = index_options_for(context, *store, options.max_file_size);
   index_options.threads = options.threads;

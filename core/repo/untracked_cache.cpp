@@ -52,6 +52,7 @@ UntrackedCache UntrackedCache::decode(std::string_view text) {
                                       cache.tracked_digest);
   if (parsed.ec != std::errc{} || parsed.ptr != digest.data() + digest.size()) return {};
   text.remove_prefix(end + 1);
+  cache.folders.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')));
   while (!text.empty()) {
     end = text.find('\n');
     if (end == std::string_view::npos) return {};

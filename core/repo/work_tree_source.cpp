@@ -350,6 +350,7 @@ public:
     }
     m_learnt = UntrackedCache{};
     m_learnt.tracked_digest = digest.value();
+    m_learnt.folders.reserve(known.folders.size());  // mostly the same folders
     if (known.tracked_digest == digest.value()) m_known = &known;
     // Git keeps its index sorted; a damaged one must not make the lookups below wrong.
     if (!std::is_sorted(m_tracked.begin(), m_tracked.end())) {
