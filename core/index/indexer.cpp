@@ -70,7 +70,6 @@
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <ctime>
 #include <deque>
 #include <exception>
@@ -499,17 +498,7 @@ class ListingDigest {
 public:
   void add(std::string_view text) {
     add_number(text.size());
-    std::size_t at = 0;
-    for (; at + 8 <= text.size(); at += 8) {
-      std::uint64_t word;
-      std::memcpy(&word, text.data() + at, 8);
-      mix(word);
-    }
-    if (at < text.size()) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, text.data() + at, text.size() - at);
-      mix(word);
-    }
+    util::for_each_word(text, [this](std::uint64_t word) { mix(word); });
   }
   void add_number(std::uint64_t value) { mix(value); }
   std::string hex() const {

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
+
+#include "core/util/hash.hpp"
 
 namespace kasava::repo::detail {
 
@@ -80,17 +81,7 @@ const FileStat* UntrackedCache::find(std::string_view path) const {
 void TrackedPathsDigest::add(std::string_view path, bool gitlink) {
   // The length first, so that the zero padding of the last word is unambiguous.
   mix(path.size() * 2 + (gitlink ? 1 : 0));
-  std::size_t at = 0;
-  for (; at + 8 <= path.size(); at += 8) {
-    std::uint64_t word;
-    std::memcpy(&word, path.data() + at, 8);
-    mix(word);
-  }
-  if (at < path.size()) {
-    std::uint64_t word = 0;
-    std::memcpy(&word, path.data() + at, path.size() - at);
-    mix(word);
-  }
+  util::for_each_word(path, [this](std::uint64_t word) { mix(word); });
 }
 
 void TrackedPathsDigest::mix(std::uint64_t word) {

@@ -1,9 +1,11 @@
 // FNV-1a, 64 bits: the one non-cryptographic hash kasava computes in several places (model
-// checksums and word tables, the listing digest, answer tags). Header-only so the model's word
+// checksums and word tables, answer tags), and the 8-bytes-at-a-time walk of the digests that
+// must be fast (the listing digest, the tracked paths' digest). Header-only so the model's word
 // lookups inline it.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace kasava::util {
@@ -18,6 +20,24 @@ constexpr std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = k_f
     hash *= k_fnv1a64_prime;
   }
   return hash;
+}
+
+/// Calls `mix(word)` for each 8 bytes of `bytes` in native byte order, the last word padded
+/// with zeros: for digests that mix a word per step instead of a byte (mix the length in
+/// first, so that the padding is unambiguous).
+template <typename Mix>
+void for_each_word(std::string_view bytes, Mix&& mix) {
+  std::size_t at = 0;
+  for (; at + 8 <= bytes.size(); at += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, bytes.data() + at, 8);
+    mix(word);
+  }
+  if (at < bytes.size()) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, bytes.data() + at, bytes.size() - at);
+    mix(word);
+  }
 }
 
 } // namespace kasava::util
