@@ -1,7 +1,8 @@
 // bench/list_files ROOT [RUNS]: times repo::open_source() + Source::list() in one process, as
 // every `kasava index` and `ask` does them once (but without process start and libgit2's
 // one-time initialisation, which the first, untimed open pays), with the untracked cache the
-// first listing learnt, so the listing's own cost can be compared across builds. Prints JSON: files, wall and CPU milliseconds per run (median, min).
+// first listing learnt, so the listing's own cost can be compared across builds. Prints JSON:
+// files, wall and CPU milliseconds per run (median, min).
 #include <sys/resource.h>
 #include <algorithm>
 #include <chrono>

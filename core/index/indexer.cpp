@@ -301,9 +301,9 @@ void embed_window_remotely(std::vector<Work>& work, const IndexOptions& options,
 }
 
 // Processes every item of a window on all chunkers' threads (the caller's included). The
-// first exception of any thread is rethrown here, after all threads have stopped.
-// Processes a window's files on the chunkers' threads. False when `cancelled` said stop
-// midway: some files were not processed, so the window must not be stored.
+// first exception of any thread is rethrown here, after all threads have stopped. False when
+// `cancelled` said stop midway: some files were not processed, so the window must not be
+// stored.
 bool process_in_parallel(std::vector<Work>& work, repo::Source& source,
                          std::vector<std::unique_ptr<parse::Chunker>>& chunkers,
                          embed::Embedder* embedder, Writing writing,
@@ -510,8 +510,7 @@ public:
 
 private:
   void mix(std::uint64_t word) {
-    m_a = (m_a ^ word) * 0x9E3779B97F4A7C15ULL;
-    m_a ^= m_a >> 29;
+    m_a = util::mix_word(m_a, word);
     m_b = (m_b ^ std::rotl(word, 32)) * 0xC2B2AE3D27D4EB4FULL;
     m_b ^= m_b >> 31;
   }

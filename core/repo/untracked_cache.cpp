@@ -80,13 +80,9 @@ const FileStat* UntrackedCache::find(std::string_view path) const {
 
 void TrackedPathsDigest::add(std::string_view path, bool gitlink) {
   // The length first, so that the zero padding of the last word is unambiguous.
-  mix(path.size() * 2 + (gitlink ? 1 : 0));
-  util::for_each_word(path, [this](std::uint64_t word) { mix(word); });
-}
-
-void TrackedPathsDigest::mix(std::uint64_t word) {
-  m_value = (m_value ^ word) * 0x9E3779B97F4A7C15ull;
-  m_value ^= m_value >> 29;
+  m_value = util::mix_word(m_value, path.size() * 2 + (gitlink ? 1 : 0));
+  util::for_each_word(path,
+                      [this](std::uint64_t word) { m_value = util::mix_word(m_value, word); });
 }
 
 }  // namespace kasava::repo::detail

@@ -23,7 +23,7 @@ struct FolderStamp {
 };
 
 struct UntrackedCache {
-  /// tracked_paths_digest() of the index the folders were read against: the cache holds only
+  /// The TrackedPathsDigest of the index the folders were read against: the cache holds only
   /// while the tracked paths are the same (a `git add` or `git rm --cached` changes no folder).
   std::uint64_t tracked_digest = 0;
   std::vector<FolderStamp> folders;  ///< sorted by path
@@ -46,7 +46,6 @@ public:
   std::uint64_t value() const { return m_value; }
 
 private:
-  void mix(std::uint64_t word);
   std::uint64_t m_value = 14695981039346656037ull;
 };
 

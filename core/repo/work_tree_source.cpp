@@ -502,7 +502,8 @@ private:
   }
 
   /// Walks the folder `path` (no trailing '/') whose tracked paths start at `tracked.begin`,
-  /// unless it is a submodule; returns the end of its tracked paths.
+  /// unless it is a submodule or never listed; returns the end of its tracked paths. Both
+  /// walks enter folders with tracked files here.
   Iterator enter_tracked(std::string path, Range tracked) {
     path += '0';
     const Iterator below_end = std::lower_bound(tracked.begin, tracked.end, std::string_view(path));
@@ -530,9 +531,8 @@ private:
     path.back() = '/';
     const Iterator below = std::lower_bound(parent.begin, below_end, std::string_view(path));
     if (below != below_end) {
-      m_frames.push_back(Frame{path, Ignored::unknown});
-      walk(path, Range{below, below_end});
-      m_frames.pop_back();
+      path.pop_back();
+      enter_tracked(std::move(path), Range{below, below_end});
       return true;
     }
     // Untracked: decide before entering, so that an ignored build or node_modules folder costs

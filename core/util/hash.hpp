@@ -22,6 +22,13 @@ constexpr std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = k_f
   return hash;
 }
 
+/// One step of the word-at-a-time digests: `word` mixed into `state` by an odd multiplier
+/// (the golden ratio's), the high bits then folded down so that every bit reaches the low ones.
+constexpr std::uint64_t mix_word(std::uint64_t state, std::uint64_t word) {
+  state = (state ^ word) * 0x9E3779B97F4A7C15ULL;
+  return state ^ (state >> 29);
+}
+
 /// Calls `mix(word)` for each 8 bytes of `bytes` in native byte order, the last word padded
 /// with zeros: for digests that mix a word per step instead of a byte (mix the length in
 /// first, so that the padding is unambiguous).

@@ -11,6 +11,7 @@
 #include "core/store/sqlite.hpp"
 #include "core/store/store.hpp"
 #include "core/store/tokenizer.hpp"
+#include "store_support.hpp"
 #include "support.hpp"
 
 using kasava::store::ChunkLengths;
@@ -25,11 +26,7 @@ namespace {
 
 using kasava::test::TempDir;
 
-std::unique_ptr<Store> open_store(const std::string& path, OpenMode mode = OpenMode::read_write) {
-  auto store = Store::open(path, mode);
-  if (!store) FAIL("opening store: " << store.error().message);
-  return std::move(store).value();
-}
+using kasava::test::open_store;
 
 Chunk make_chunk(std::string symbol, std::string text, std::string doc = "") {
   Chunk chunk;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/store/store.hpp"
+#include "store_support.hpp"
 #include "support.hpp"
 
 namespace fs = std::filesystem;
@@ -26,11 +27,7 @@ namespace {
 
 using kasava::test::TempDir;
 
-std::unique_ptr<Store> open_store(const std::string& path, OpenMode mode = OpenMode::read_write) {
-  auto store = Store::open(path, mode);
-  if (!store) FAIL("opening store: " << store.error().message);
-  return std::move(store).value();
-}
+using kasava::test::open_store;
 
 Chunk make_chunk(std::string symbol, std::string text, std::string kind = "function",
                  int start_line = 1) {

@@ -9,6 +9,7 @@
 
 #include "core/store/store.hpp"
 #include "core/store/vectors.hpp"
+#include "store_support.hpp"
 #include "support.hpp"
 
 using namespace kasava;
@@ -39,11 +40,7 @@ types::Chunk make_chunk(const std::string& symbol, int line) {
   return chunk;
 }
 
-std::unique_ptr<store::Store> open_store(const std::string& path) {
-  auto store = store::Store::open(path, store::OpenMode::read_write);
-  if (!store) FAIL(store.error().message);
-  return std::move(store).value();
-}
+using kasava::test::open_store;
 
 } // namespace
 
