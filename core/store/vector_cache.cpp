@@ -2,9 +2,11 @@
 // several processes share it, and the SHA-256 of its keys.
 #include "core/store/vector_cache.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "core/store/sqlite.hpp"
 #include "core/util/files.hpp"
@@ -25,7 +27,7 @@ constexpr int k_busy_timeout_ms = 10000;
 constexpr std::int64_t k_max_dims = 1 << 16;
 
 // One row per (model, input). WITHOUT ROWID: the 32-byte key is the B-tree key, no second
-// index. `value` is pack_values(): dims int8 values and the float scale.
+// index. `value` is pack_values(): the values and the float scale.
 constexpr const char* k_schema_sql = R"sql(
 CREATE TABLE vectors(key BLOB PRIMARY KEY, dims INTEGER NOT NULL, code BLOB NOT NULL,
                      value BLOB NOT NULL) WITHOUT ROWID;
@@ -138,8 +140,28 @@ void rollback_if_open(sqlite::Database& db) {
 
 // Creates the schema in an empty file. Another process may be doing the same: the check is
 // repeated under the write lock.
+// Switches the file to WAL (kept in the file: a no-op once done). SQLite answers "database is
+// locked" at once, not after its busy handler, when two connections switch the same new file
+// at the same moment (two processes opening the cache for the first time): tried again then,
+// for up to the busy timeout.
+void enable_wal(sqlite::Database& db) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(k_busy_timeout_ms);
+  for (;;) {
+    try {
+      db.exec("PRAGMA journal_mode=WAL");
+      return;
+    } catch (const sqlite::Error& error) {
+      if ((error.code() & 0xFF) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {
+        throw;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 void create_schema(sqlite::Database& db) {
-  db.exec("PRAGMA journal_mode=WAL");
+  enable_wal(db);
   db.exec("BEGIN IMMEDIATE");
   try {
     if (query_int(db, "SELECT count(*) FROM sqlite_schema") == 0) {
@@ -229,7 +251,8 @@ util::Result<std::unique_ptr<VectorCache>> VectorCache::open(const std::string& 
     }
     // WAL: readers never wait for a writer; NORMAL sync loses at most the last commits in a
     // power cut, which a cache can afford.
-    db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
+    enable_wal(*db);
+    db->exec("PRAGMA synchronous=NORMAL");
     return std::unique_ptr<VectorCache>(new VectorCache(path, std::move(db)));
   } catch (const sqlite::Error& error) {
     return util::Error{context + error.what()};
