@@ -8,7 +8,7 @@
 // Semantic. The query is embedded (InputKind::query) and its sign bits compared with every
 // chunk's binary code (a Hamming scan over one row of codes per file, language and path
 // filters applied during the scan); the nearest few hundred are rescored by cosine against
-// their int8 vectors (see core/store/vectors.cpp). Score: the cosine calibrated to [0, 1]
+// their 4-bit values (see core/store/vectors.cpp). Score: the cosine calibrated to [0, 1]
 // between k_cosine_floor (what unrelated texts reach with the built-in model: nothing
 // matches) and k_cosine_full (identical vectors: a score of 1 is never reached by a mere
 // good match, so a high --min-score stays meaningful); chunks at or below the floor are no
@@ -58,7 +58,7 @@ namespace {
 
 // BM25 score at which a result reads 0.5; typical good matches land around 5-20.
 constexpr double k_score_half_point = 8.0;
-// Chunks the Hamming scan keeps for int8 rescoring; the prototype found the true answer in
+// Chunks the Hamming scan keeps for rescoring; the prototype found the true answer in
 // the Hamming top 100 for ~90% of queries, so 300 leaves room for filters and grouping.
 constexpr int k_rescore_candidates = 300;
 // Semantic candidates (after rescoring) joining the lexical ones in hybrid mode.
@@ -332,10 +332,12 @@ util::Result<std::vector<SearchHit>> search(const store::Store& store, const Sea
 
   // The semantic side.
   std::vector<float> query_vector;
+  int dims = 0;  // the query vector's, which are the index's (same model)
   if (mode != Mode::lexical) {
     auto embedded = embedder->embed({std::string_view(options.query)}, embed::InputKind::query);
     if (!embedded) return embedded.error();
     if (!embedded->empty()) query_vector = std::move(embedded->front());
+    dims = static_cast<int>(query_vector.size());
     const bool zero = std::all_of(query_vector.begin(), query_vector.end(),
                                   [](float v) { return v == 0.0f; });
     if (zero) {
@@ -353,7 +355,7 @@ util::Result<std::vector<SearchHit>> search(const store::Store& store, const Sea
     ids.reserve(near.size());
     for (const auto& hit : near) ids.push_back(hit.chunk_id);
     std::vector<std::pair<double, std::int64_t>> rescored;
-    for (const auto& vector : store.vectors_by_id(ids)) {
+    for (const auto& vector : store.vectors_by_id(ids, dims)) {
       rescored.emplace_back(store::int8_cosine(query_vector, vector.values), vector.chunk_id);
     }
     std::sort(rescored.begin(), rescored.end(), [](const auto& a, const auto& b) {
@@ -411,7 +413,7 @@ util::Result<std::vector<SearchHit>> search(const store::Store& store, const Sea
     }
     if (!lexical_full) lexical_floor = 0.0;
     std::unordered_map<std::int64_t, double> cosines;
-    for (const auto& vector : store.vectors_by_id(missing)) {
+    for (const auto& vector : store.vectors_by_id(missing, dims)) {
       cosines.emplace(vector.chunk_id, store::int8_cosine(query_vector, vector.values));
     }
     std::vector<double> lexical;

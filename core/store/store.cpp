@@ -19,7 +19,7 @@
 // is done by the indexer's worker threads (pack_texts), not on the single writing thread.
 //
 // Vectors (when the index was built with a model). Each chunk's vector is stored twice, as
-// vectors.cpp explains: `vectors` holds its int8 values by chunk id (read for a few hundred
+// vectors.cpp explains: `vectors` holds its 4-bit values by chunk id (read for a few hundred
 // chunks per query, to rescore), and `vector_codes` holds the binary codes of all chunks of
 // one file in one row (chunk ids and codes as two blobs). The semantic scan reads only
 // `vector_codes`: about 40 bytes per chunk, packed in few pages, one row per file instead of
@@ -1001,7 +1001,8 @@ std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, in
   });
 }
 
-std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& ids) const {
+std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& ids,
+                                               int dims) const {
   return m_impl->guarded("reading", [&] {
     std::vector<StoredVector> vectors;
     if (ids.empty()) return vectors;
@@ -1017,12 +1018,9 @@ std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& 
     auto query = m_impl->m_db.query(k_vectors_by_ids_sql);
     query.bind(1, list);
     while (query.step()) {
-      const auto blob = query.column_blob(1);
-      if (blob.size() <= sizeof(float)) continue;
       StoredVector vector;
       vector.chunk_id = query.column_int64(0);
-      if (unpack_values(blob, static_cast<int>(blob.size() - sizeof(float)), vector.values,
-                        vector.scale)) {
+      if (unpack_values(query.column_blob(1), dims, vector.values, vector.scale)) {
         vectors.push_back(std::move(vector));
       }
     }

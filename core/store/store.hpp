@@ -98,7 +98,7 @@ struct CodeHit {
   int distance = 0;
 };
 
-/// A chunk's stored vector (for rescoring): int8 values and their scale.
+/// A chunk's stored vector (for rescoring): its quantized values and their scale.
 struct StoredVector {
   std::int64_t chunk_id = 0;
   std::vector<std::int8_t> values;
@@ -257,8 +257,9 @@ public:
   /// Chunks whose vector is pending (see put_file), by id after `after_id`, at most
   /// `limit`, with their text: what the next run embeds again.
   std::vector<ChunkRecord> pending_chunks(std::int64_t after_id, int limit) const;
-  /// The stored vectors of these chunks (any order; chunks without one are skipped).
-  std::vector<StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids) const;
+  /// The stored vectors of these chunks, of `dims` dimensions (any order; chunks without one,
+  /// or with one of another length, are skipped).
+  std::vector<StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const;
   Stats stats() const;
   /// Files indexed and chunks: the two figures of an index run's summary, without the scans
   /// of stats().

@@ -28,8 +28,8 @@ std::array<std::uint8_t, 32> vector_cache_key(std::string_view model, std::strin
 /// A cache of quantized vectors (store::quantize) by model and input, in one SQLite file.
 ///
 /// Each row holds the key (vector_cache_key), the number of dimensions, the binary code and the
-/// int8 values with their scale (pack_values). The code is stored rather than recomputed from
-/// the values' signs because a small positive component rounds to the value 0 but keeps its
+/// quantized values with their scale (pack_values). The code is stored rather than recomputed
+/// from the values' signs because a small positive component rounds to the value 0 but keeps its
 /// code bit: what comes out is exactly what was put in. The model id must name everything that
 /// changes the vector (kasava's ids carry "@<dims>" for an output dimension); callers that
 /// cache query vectors as well as documents must tell them apart in the id.

@@ -1,5 +1,5 @@
 // Chunk vectors as the index keeps them: sign bits (binary codes) for a Hamming pre-filter and
-// int8 values with one scale per vector for rescoring. Pure functions; see vectors.cpp.
+// 4-bit values with one scale per vector for rescoring. Pure functions; see vectors.cpp.
 #pragma once
 
 #include <cstddef>
@@ -9,12 +9,15 @@
 
 namespace kasava::store {
 
+/// The largest magnitude of a quantized value: values are 4-bit, in [-7, 7].
+inline constexpr int k_value_limit = 7;
+
 /// One vector, quantized twice: the code ranks by Hamming distance (a popcount per 64 bits),
-/// the values rescore the survivors at nearly float precision.
+/// the values rescore the survivors by cosine.
 struct QuantizedVector {
   std::vector<std::uint8_t> code;   ///< code_bytes(D) bytes: bit i (LSB first) set when v[i] > 0
-  std::vector<std::int8_t> values;  ///< D values: round(v[i] / scale), in [-127, 127]
-  float scale = 0.0f;               ///< max |v[i]| / 127 (0 for the zero vector)
+  std::vector<std::int8_t> values;  ///< D values: round(v[i] / scale), in [-7, 7]
+  float scale = 0.0f;               ///< max |v[i]| / 7 (0 for the zero vector)
 };
 
 /// Bytes of the binary code of a vector of `dims` dimensions.
@@ -35,14 +38,19 @@ int hamming_distance(const std::uint8_t* a, const std::uint8_t* b, std::size_t b
 void hamming_distances(const std::uint8_t* codes, std::size_t count, const std::uint8_t* query,
                        std::size_t bytes, std::uint16_t* out);
 
-/// Cosine similarity between a float query and a stored int8 vector (the scale cancels out).
-/// 0 when either is the zero vector or the lengths differ.
+/// Cosine similarity between a float query and a vector's quantized values, held one per int8
+/// (the scale cancels out). 0 when either is the zero vector or the lengths differ.
 double int8_cosine(std::span<const float> query, std::span<const std::int8_t> values);
 
-/// The stored form of a vector: its int8 values followed by the scale (float, little-endian
-/// bytes of the host: the index is a local cache). Lengths: dims + 4.
+/// The stored form of a vector: its values two per byte (4-bit two's complement, the first of
+/// each pair in the low nibble) followed by the scale (float, bytes of the host: the index is
+/// a local cache): (dims + 1) / 2 + 4 bytes. A vector of one dimension, where halving saves
+/// nothing, keeps the older form: one value per byte, dims + 4 bytes. Values beyond [-7, 7]
+/// (an older kasava's int8 values, read back by unpack_values) are quantized again to 4 bits.
 std::vector<std::uint8_t> pack_values(const QuantizedVector& vector);
 /// The inverse of pack_values; false when `blob` does not hold `dims` values and a scale.
+/// Also reads the older form, one int8 value per byte (dims + 4 bytes): every vector had it
+/// before values were 4-bit (values in [-127, 127] then), and indexes made then still hold it.
 bool unpack_values(std::span<const std::uint8_t> blob, int dims, std::vector<std::int8_t>& values,
                    float& scale);
 

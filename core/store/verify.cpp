@@ -167,8 +167,8 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
                              "' without its dimensions (meta embedding_dims)");
     return;
   }
-  // Every chunk has a vector of the stamped dimensions (int8 values + a 4-byte scale) or is
-  // pending, not both.
+  // Every chunk has a vector of the stamped dimensions (pack_values: 4-bit values, or one int8
+  // value per byte as older indexes hold them, and a 4-byte scale) or is pending, not both.
   {
     auto query = db.query(
         "SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id"
@@ -176,8 +176,10 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
         " LEFT JOIN pending_vectors p ON p.chunk_id = c.id"
         " WHERE (v.chunk_id IS NULL AND p.chunk_id IS NULL)"
         " OR (v.chunk_id IS NOT NULL AND p.chunk_id IS NOT NULL)"
-        " OR length(v.vector) != ?1");
-    query.bind(1, static_cast<std::int64_t>(check.embedding_dims) + 4);
+        " OR length(v.vector) NOT IN (?1, ?2)");
+    const std::int64_t dims = check.embedding_dims;
+    query.bind(1, dims + 4);
+    query.bind(2, (dims + 1) / 2 + 4);
     while (query.step()) inconsistent.insert(std::string(query.column_text(0)));
   }
   // Each file's row of codes lists exactly its chunks, with one code of the right size each.
