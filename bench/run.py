@@ -2,7 +2,8 @@
 """kasava's speed and memory benchmark: the figures of issue 4 for one repository.
 
 usage: bench/run.py REPO [--binary build/kasava] [--parse-limit build/bench/parse_limit]
-       bench/run.py --synthetic DIR [--files 10000]   (generates DIR once, then measures it)
+       bench/run.py --synthetic DIR [--files 10000] [--functions 10]
+                                                 (generates DIR once, then measures it)
 
 Prints a table, then the same figures as one JSON line. See bench/README.md for what each
 figure means. Every process is timed from the outside (process start included); peak RSS is
@@ -219,14 +220,18 @@ def main():
     parser.add_argument("--synthetic", metavar="DIR",
                         help="generate a synthetic repository in DIR (once) and measure it")
     parser.add_argument("--files", type=int, default=10000, help="files of the synthetic repository")
+    parser.add_argument("--functions", type=int, default=10,
+                        help="definitions per synthetic file (3600: files of nearly 1 MiB, the "
+                             "largest kasava indexes by default)")
     parser.add_argument("--binary", default=os.path.join(HERE, "..", "build", "kasava"))
     parser.add_argument("--parse-limit", default=None,
                         help="the parse_limit binary (default: next to --binary, in bench/)")
-    parser.add_argument("--repeats", type=int, default=5, help="runs per refresh figure (median)")
+    parser.add_argument("--repeats", type=int, default=11,
+                        help="runs per refresh figure (median; runs vary by 10-15%% on a VM)")
     parser.add_argument("--queries", type=int, default=50, help="ask queries (at most 50)")
     args = parser.parse_args()
     if args.synthetic:
-        generate(os.path.abspath(args.synthetic), args.files)
+        generate(os.path.abspath(args.synthetic), args.files, args.functions)
         args.repo = args.synthetic
     if not args.repo:
         parser.error("give REPO or --synthetic DIR")

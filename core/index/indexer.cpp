@@ -75,6 +75,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 #include <utility>
@@ -90,10 +91,19 @@ namespace kasava::index {
 namespace {
 
 // A window is one transaction. Large enough that commits and the per-window barrier of the
-// parallel stage cost little; small enough that three windows in flight stay well inside the
-// memory budget (a window's chunks hold about its bytes again).
+// parallel stage cost little; small enough that three windows in flight (being written,
+// queued, being parsed) stay inside the memory budget: a window's chunks, vectors and strings
+// take up to 7 times its bytes (files of many short functions: 29 MB for 4 MB of source).
+// 2 MiB rather than 4 took peak memory on twelve 1 MB files from 148 to 125 MiB, with no
+// change in speed on CPython's Lib (files of 16 KB on average: 128 per window, not 256).
 constexpr std::size_t k_window_files = 256;
-constexpr std::size_t k_window_bytes = 4 * 1024 * 1024;
+constexpr std::size_t k_window_bytes = 2 * 1024 * 1024;
+// Files at least this large are processed by one thread only, the calling one. tree-sitter's
+// syntax tree takes 45 to 70 bytes per byte of source (1 MB C and Python files: 44 and 69 MB),
+// so two of the largest files (1 MiB, --max-file-size) parsed at once would take ~140 MB, and
+// each thread's allocator arena keeps what it once held: large trees on two threads cost twice
+// even when never at the same time.
+constexpr std::uint64_t k_large_file_bytes = 256 * 1024;
 // How old a file's modification must be for its stat data to be trusted next time (see
 // racy_before in run_index): coarser than any file system's timestamp granularity.
 constexpr std::chrono::seconds k_racy_margin{2};
@@ -300,10 +310,11 @@ void embed_window_remotely(std::vector<Work>& work, const IndexOptions& options,
   tally.sent += embedded;
 }
 
-// Processes every item of a window on all chunkers' threads (the caller's included). The
-// first exception of any thread is rethrown here, after all threads have stopped. False when
-// `cancelled` said stop midway: some files were not processed, so the window must not be
-// stored.
+// Processes every item of a window on all chunkers' threads (the caller's included); large
+// files only on the calling thread (k_large_file_bytes), which takes those the helpers left
+// before its next item, so that they go on with small files meanwhile. The first exception
+// of any thread is rethrown here, after all threads have stopped. False when `cancelled` said
+// stop midway: some files were not processed, so the window must not be stored.
 bool process_in_parallel(std::vector<Work>& work, repo::Source& source,
                          std::vector<std::unique_ptr<parse::Chunker>>& chunkers,
                          embed::Embedder* embedder, Writing writing,
@@ -312,15 +323,37 @@ bool process_in_parallel(std::vector<Work>& work, repo::Source& source,
   std::atomic<bool> stopped{false};
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  auto run = [&](parse::Chunker& chunker) {
+  std::vector<std::size_t> large;  // items left by the helpers for the calling thread
+  std::mutex large_mutex;
+  // Polled per file, so that a stop request is obeyed within a file, not a window of them (a
+  // window of 256 files took over a second under sanitizers).
+  const auto stop_requested = [&] {
+    if (!cancelled || !cancelled()) return false;
+    stopped = true;
+    next = work.size();
+    return true;
+  };
+  const auto take_left = [&]() -> std::optional<std::size_t> {
+    std::lock_guard lock(large_mutex);
+    if (large.empty()) return std::nullopt;
+    const std::size_t i = large.back();
+    large.pop_back();
+    return i;
+  };
+  auto run = [&](parse::Chunker& chunker, bool helper) {
     try {
-      for (std::size_t i = next++; i < work.size(); i = next++) {
-        // Polled per file, so that a stop request is obeyed within a file, not a window of
-        // them (a window of 256 files took over a second under sanitizers).
-        if (cancelled && cancelled()) {
-          stopped = true;
-          next = work.size();
+      for (;;) {
+        std::size_t i = 0;
+        if (auto left = helper ? std::nullopt : take_left()) {
+          i = *left;
+        } else if ((i = next++) >= work.size()) {
           break;
+        }
+        if (stop_requested()) break;
+        if (helper && work[i].read && work[i].entry->size >= k_large_file_bytes) {
+          std::lock_guard lock(large_mutex);
+          large.push_back(i);
+          continue;
         }
         process(work[i], source, chunker, embedder, writing);
       }
@@ -332,9 +365,11 @@ bool process_in_parallel(std::vector<Work>& work, repo::Source& source,
   };
   const std::size_t helpers = std::min(chunkers.size(), std::max<std::size_t>(work.size(), 1)) - 1;
   std::vector<std::thread> threads;
-  for (std::size_t t = 1; t <= helpers; ++t) threads.emplace_back(run, std::ref(*chunkers[t]));
-  run(*chunkers[0]);
+  for (std::size_t t = 1; t <= helpers; ++t) threads.emplace_back(run, std::ref(*chunkers[t]), true);
+  run(*chunkers[0], false);
   for (auto& thread : threads) thread.join();
+  if (failure) std::rethrow_exception(failure);
+  if (!stopped) run(*chunkers[0], false);  // what the helpers left after its last look
   if (failure) std::rethrow_exception(failure);
   return !stopped;
 }

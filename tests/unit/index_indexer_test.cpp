@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <unistd.h>
 
@@ -159,22 +161,46 @@ TEST_CASE("index::run_index commits many windows and stops between them when can
 
 namespace {
 
-// A Source that counts the files it reads, around a real one.
-class CountingSource final : public repo::Source {
+// A Source that hands every call to a real one; the sources below watch its reads.
+class ForwardingSource : public repo::Source {
 public:
-  explicit CountingSource(repo::Source& inner) : m_inner(inner) {}
+  explicit ForwardingSource(repo::Source& inner) : m_inner(inner) {}
   const std::string& root() const override { return m_inner.root(); }
   bool is_git() const override { return m_inner.is_git(); }
   std::string commit_id() const override { return m_inner.commit_id(); }
   util::Result<std::vector<repo::SourceEntry>> list() override { return m_inner.list(); }
-  util::Result<std::string> read(repo::SourceEntry& entry) override {
-    ++reads;
-    return m_inner.read(entry);
-  }
-  std::atomic<int> reads{0};
+  util::Result<std::string> read(repo::SourceEntry& entry) override { return m_inner.read(entry); }
 
 private:
   repo::Source& m_inner;
+};
+
+// Counts the files it reads.
+class CountingSource final : public ForwardingSource {
+public:
+  using ForwardingSource::ForwardingSource;
+  util::Result<std::string> read(repo::SourceEntry& entry) override {
+    ++reads;
+    return ForwardingSource::read(entry);
+  }
+  std::atomic<int> reads{0};
+};
+
+// Records which thread read each file.
+class ThreadRecordingSource final : public ForwardingSource {
+public:
+  using ForwardingSource::ForwardingSource;
+  util::Result<std::string> read(repo::SourceEntry& entry) override {
+    {
+      std::lock_guard lock(m_mutex);
+      readers[entry.path] = std::this_thread::get_id();
+    }
+    return ForwardingSource::read(entry);
+  }
+  std::map<std::string, std::thread::id> readers;
+
+private:
+  std::mutex m_mutex;
 };
 
 void set_old_mtime(const fs::path& file, std::chrono::hours age) {
@@ -210,6 +236,49 @@ TEST_CASE("index::run_index stops within a window when cancelled, storing none o
   auto finished = index::run_index(source, **store, {}, {});
   REQUIRE(finished.ok());
   CHECK(finished->parsed == k_files);
+}
+
+TEST_CASE("index::run_index parses large files on the calling thread only, and all of them") {
+  Folder dir;
+  // Four files over 256 KiB among small ones, all in one window: each large one takes a
+  // syntax tree of tens of megabytes, so they are kept off the helper threads.
+  constexpr int k_large = 4;
+  constexpr int k_functions = 6000;
+  std::string large;
+  for (int f = 0; f < k_functions; ++f) {
+    char function[96];
+    std::snprintf(function, sizeof function, "def f%d(a, b):\n    x = a + b * %d\n    return x\n\n",
+                  f, f);
+    large += function;
+  }
+  REQUIRE(large.size() > 256 * 1024);
+  const auto large_name = [](int i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "large%d.py", i);
+    return std::string(name);
+  };
+  for (int i = 0; i < k_large; ++i) dir.write(large_name(i), large);
+  constexpr int k_small = 40;
+  for (int i = 0; i < k_small; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "small%d.py", i);
+    dir.write(name, "def s():\n    return 1\n");
+  }
+  auto store = store::Store::open((dir.root() / ".kasava" / "index.db").string(),
+                                  store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  auto inner = repo::open_source(dir.root().string(), {});
+  REQUIRE(inner.ok());
+  ThreadRecordingSource source(**inner);
+  index::IndexOptions options;
+  options.threads = 2;
+  auto summary = index::run_index(source, **store, options, {});
+  REQUIRE(summary.ok());
+  CHECK(summary->parsed == k_large + k_small);
+  CHECK((*store)->counts().chunks == k_large * k_functions + k_small);
+  for (int i = 0; i < k_large; ++i) {
+    CHECK(source.readers.at(large_name(i)) == std::this_thread::get_id());
+  }
 }
 
 TEST_CASE("index::run_index does not read unchanged files of a plain directory (stat cache)") {
