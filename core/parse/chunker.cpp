@@ -166,11 +166,19 @@ struct CaptureInfo {
   std::string_view kind;  // for definitions; points into static storage or the query
 };
 
+// What a node of one symbol starts (LanguageState::starts): a match of a query pattern, or
+// only a capture of the comment or preamble pattern, which needs no query to be read.
+enum Start : std::uint8_t { k_starts_pattern = 1, k_starts_comment = 2, k_starts_preamble = 4 };
+
 // A language's compiled query and what each of its captures means.
 struct LanguageState {
   const TSLanguage* language = nullptr;
   QueryPtr query;  // null when the language has no query or it does not compile
   std::vector<CaptureInfo> captures;
+  // By symbol id, what a node of that symbol starts (Start flags), so the chunker runs the
+  // query only at such nodes (see TreeChunker::collect). Empty when a pattern could start at
+  // any node: then the query runs over the whole tree.
+  std::vector<std::uint8_t> starts;
 };
 
 // Patterns that capture comments and decorator-like nodes, built from the node types the
@@ -389,6 +397,159 @@ std::string without_doc_captures(std::string_view query) {
   return kept;
 }
 
+// A node name at which a pattern starts: `(name …)`, or `"text"` for an anonymous node.
+struct StartName {
+  std::string_view name;
+  bool named = true;
+};
+
+// Reads the names of the nodes at which the pattern element at `at` of a query source can
+// match first: the node of `(name …)`, each alternative's of `[…]`, the first element's of a
+// group `((name …) (#predicate? …))`, an anonymous node `"text"`. False for anything that could
+// start at any node or that this reading does not know: a wildcard `_`, a supertype's subtype
+// `(expression/identifier)`, ERROR and MISSING nodes, an escaped string, a field.
+bool read_start_names(std::string_view query, std::size_t at, std::vector<StartName>& names) {
+  const auto skip_space = [&](std::size_t i) {
+    while (i < query.size()) {
+      if (query[i] == ';') {
+        while (i < query.size() && query[i] != '\n') ++i;
+      } else if (std::isspace(static_cast<unsigned char>(query[i]))) {
+        ++i;
+      } else {
+        break;
+      }
+    }
+    return i;
+  };
+  // The index just past the element at `i`: a string, or brackets with what they hold.
+  const auto skip_element = [&](std::size_t i) {
+    if (query[i] == '"') return closing_quote(query, i) + 1;
+    int depth = 0;
+    for (; i < query.size(); ++i) {
+      const char c = query[i];
+      if (c == '"') {
+        i = closing_quote(query, i);
+      } else if (c == ';') {
+        while (i + 1 < query.size() && query[i + 1] != '\n') ++i;
+      } else if (c == '(' || c == '[') {
+        ++depth;
+      } else if ((c == ')' || c == ']') && --depth == 0) {
+        return i + 1;
+      }
+    }
+    return query.size();
+  };
+  at = skip_space(at);
+  if (at >= query.size()) return false;
+  if (query[at] == '"') {
+    const std::size_t end = closing_quote(query, at);
+    const std::string_view text = query.substr(at + 1, end - at - 1);
+    if (end >= query.size() || text.empty() || text.find('\\') != std::string_view::npos) {
+      return false;
+    }
+    names.push_back({text, false});
+    return true;
+  }
+  if (query[at] == '(') {
+    at = skip_space(at + 1);
+    if (at < query.size() && (query[at] == '(' || query[at] == '[' || query[at] == '"')) {
+      return read_start_names(query, at, names);  // a group: its first element
+    }
+    std::size_t end = at;
+    while (end < query.size() && (std::isalnum(static_cast<unsigned char>(query[end])) ||
+                                  query[end] == '_' || query[end] == '.' || query[end] == '-')) {
+      ++end;
+    }
+    const std::string_view name = query.substr(at, end - at);
+    if (name.empty() || name == "_" || name == "ERROR" || name == "MISSING" ||
+        (end < query.size() && query[end] == '/')) {
+      return false;
+    }
+    names.push_back({name, true});
+    return true;
+  }
+  if (query[at] == '[') {
+    for (at = skip_space(at + 1); at < query.size() && query[at] != ']';) {
+      if (query[at] != '(' && query[at] != '[' && query[at] != '"') return false;
+      if (!read_start_names(query, at, names)) return false;
+      at = skip_space(skip_element(at));
+      // The alternative's captures and quantifier.
+      while (at < query.size() && (query[at] == '@' || query[at] == '*' || query[at] == '+' ||
+                                   query[at] == '?')) {
+        ++at;
+        while (at < query.size() && (std::isalnum(static_cast<unsigned char>(query[at])) ||
+                                     query[at] == '_' || query[at] == '.' || query[at] == '-')) {
+          ++at;
+        }
+        at = skip_space(at);
+      }
+    }
+    return at < query.size();
+  }
+  return false;
+}
+
+// LanguageState::starts for a compiled query: by symbol, whether a node of it can start a
+// match of one of the patterns not disabled (`enabled`), read from the query's `source`.
+// Running the query at those nodes only, each time with no deeper start, finds the same
+// matches as running it over the whole tree: a rooted pattern's match starts at a node of its
+// first step's symbol. A pattern whose only capture is the comment or the preamble capture,
+// on its outermost element (our extra patterns), marks its symbols k_starts_comment or
+// k_starts_preamble: such a node is its own capture. Empty when some pattern is not rooted
+// (a sequence of siblings), or its start cannot be read: the whole tree must be searched.
+std::vector<std::uint8_t> start_symbols(const TSLanguage* language, const TSQuery* query,
+                                        std::string_view source,
+                                        const std::vector<bool>& enabled,
+                                        const std::vector<CaptureInfo>& captures) {
+  std::vector<std::uint8_t> starts(ts_language_symbol_count(language), 0);
+  const std::uint32_t capture_count = ts_query_capture_count(query);
+  for (std::uint32_t pattern = 0; pattern < enabled.size(); ++pattern) {
+    if (!enabled[pattern]) continue;
+    if (!ts_query_is_pattern_rooted(query, pattern) ||
+        ts_query_is_pattern_non_local(query, pattern)) {
+      return {};
+    }
+    const std::uint32_t begin = ts_query_start_byte_for_pattern(query, pattern);
+    const std::uint32_t end = ts_query_end_byte_for_pattern(query, pattern);
+    if (begin >= end || end > source.size()) return {};
+    std::vector<StartName> names;
+    if (!read_start_names(source.substr(0, end), begin, names) || names.empty()) return {};
+
+    std::uint8_t flag = k_starts_pattern;
+    Role only = Role::ignored;
+    bool single = true;
+    for (std::uint32_t id = 0; id < capture_count; ++id) {
+      const Role role = captures[id].role;
+      if (role == Role::ignored ||
+          ts_query_capture_quantifier_for_id(query, pattern, id) == TSQuantifierZero) {
+        continue;
+      }
+      single = single && (only == Role::ignored || only == role);
+      only = role;
+    }
+    const std::string_view text = util::trim(source.substr(begin, end - begin));
+    const auto captured_whole = [&](std::string_view capture) {
+      return text.size() > capture.size() && text.ends_with(capture) &&
+             text[text.size() - capture.size() - 1] == '@';
+    };
+    if (single && only == Role::comment && captured_whole(k_comment_capture)) {
+      flag = k_starts_comment;
+    } else if (single && only == Role::preamble && captured_whole(k_preamble_capture)) {
+      flag = k_starts_preamble;
+    }
+    for (const StartName& name : names) {
+      const TSSymbol symbol = ts_language_symbol_for_name(
+          language, name.name.data(), static_cast<std::uint32_t>(name.name.size()), name.named);
+      if (symbol == 0 || symbol >= starts.size() ||
+          ts_language_symbol_type(language, symbol) == TSSymbolTypeSupertype) {
+        return {};
+      }
+      starts[symbol] |= flag;
+    }
+  }
+  return starts;
+}
+
 // Compiles the tag query of spec with the extra patterns (without them if they are the
 // problem) and classifies its captures.
 LanguageState load_language(const LanguageSpec& spec, std::string* error) {
@@ -397,10 +558,10 @@ LanguageState load_language(const LanguageSpec& spec, std::string* error) {
   if (spec.tag_query == nullptr || spec.tag_query[0] == '\0') return state;
   const std::string tags(spec.tag_query);
   const std::string extra = extra_patterns(state.language);
-  state.query =
-      compile(state.language, without_doc_captures(definition_patterns(tags)) + extra, error);
-  if (!state.query) state.query = compile(state.language, tags + extra, error);
-  if (!state.query) state.query = compile(state.language, tags, error);
+  std::string source = without_doc_captures(definition_patterns(tags)) + extra;
+  state.query = compile(state.language, source, error);
+  if (!state.query) state.query = compile(state.language, source = tags + extra, error);
+  if (!state.query) state.query = compile(state.language, source = tags, error);
   if (!state.query) return state;
   if (error != nullptr) error->clear();
 
@@ -431,6 +592,7 @@ LanguageState load_language(const LanguageSpec& spec, std::string* error) {
   // A pattern is worth running only if it yields a definition we keep, a comment or a
   // preamble; reference patterns in shipped tags.scm files would otherwise match every call.
   const std::uint32_t pattern_count = ts_query_pattern_count(query);
+  std::vector<bool> enabled(pattern_count, false);
   for (std::uint32_t pattern = 0; pattern < pattern_count; ++pattern) {
     bool useful = false;
     for (std::uint32_t id = 0; id < capture_count && !useful; ++id) {
@@ -438,11 +600,13 @@ LanguageState load_language(const LanguageSpec& spec, std::string* error) {
       useful = (role == Role::definition || role == Role::comment || role == Role::preamble) &&
                ts_query_capture_quantifier_for_id(query, pattern, id) != TSQuantifierZero;
     }
+    enabled[pattern] = useful;
     if (!useful) ts_query_disable_pattern(query, pattern);
   }
   for (std::string_view name : disabled) {
     ts_query_disable_capture(query, name.data(), static_cast<std::uint32_t>(name.size()));
   }
+  state.starts = start_symbols(state.language, query, source, enabled, state.captures);
   return state;
 }
 
@@ -616,7 +780,7 @@ public:
               const ChunkerOptions& options)
       : m_lines(lines), m_content(lines.content()), m_language(language), m_options(options) {}
 
-  // False when the query ran out of time.
+  // Definitions, comments and preambles by the query; false when it ran out of time.
   bool collect(TSQueryCursor* cursor, TSNode root, Deadline& deadline);
   void build_tree();
   void describe();
@@ -625,6 +789,8 @@ public:
 private:
   int clamp_row(int row) const { return std::clamp(row, 0, m_lines.count() - 1); }
   void describe(Definition& def, std::uint32_t items_bound);
+  void read_matches(TSQueryCursor* cursor);
+  void add_item(TSNode node, bool comment);
 
   const SourceLines& m_lines;
   std::string_view m_content;
@@ -676,7 +842,48 @@ bool name_of_declarator(TSNode name, TSNode& declared, std::string_view& kind) {
 
 bool TreeChunker::collect(TSQueryCursor* cursor, TSNode root, Deadline& deadline) {
   const TSQueryCursorOptions options{&deadline, &query_progress};
-  ts_query_cursor_exec_with_options(cursor, m_language.query.get(), root, &options);
+  const std::vector<std::uint8_t>& starts = m_language.starts;
+  if (starts.empty() || m_options.whole_tree_query) {
+    ts_query_cursor_set_max_start_depth(cursor, std::numeric_limits<std::uint32_t>::max());
+    ts_query_cursor_exec_with_options(cursor, m_language.query.get(), root, &options);
+    read_matches(cursor);
+    return !deadline.expired;
+  }
+  // The query runs only at nodes where a pattern can start, and starts nothing deeper: it
+  // walked and examined every node of the tree, leaves and punctuation included (~1,000
+  // instructions each, a third of parsing's cost), where this walk takes a few dozen.
+  ts_query_cursor_set_max_start_depth(cursor, 0);
+  constexpr std::uint32_t k_nodes_per_deadline_check = 4096;
+  std::uint32_t nodes = 0;
+  TreeCursor walk(root);
+  for (;;) {
+    const TSNode node = ts_tree_cursor_current_node(walk.get());
+    const TSSymbol symbol = ts_node_symbol(node);
+    const std::uint8_t start = symbol < starts.size() ? starts[symbol] : 0;
+    if ((start & k_starts_pattern) != 0) {
+      ts_query_cursor_exec_with_options(cursor, m_language.query.get(), node, &options);
+      read_matches(cursor);
+      if (deadline.expired) return false;
+    } else if (start != 0) {
+      add_item(node, (start & k_starts_comment) != 0);
+    }
+    if (++nodes % k_nodes_per_deadline_check == 0 && deadline.check()) return false;
+    if (ts_tree_cursor_goto_first_child(walk.get())) continue;
+    while (!ts_tree_cursor_goto_next_sibling(walk.get())) {
+      if (!ts_tree_cursor_goto_parent(walk.get())) return true;
+    }
+  }
+}
+
+void TreeChunker::add_item(TSNode node, bool comment) {
+  const TSPoint start = ts_node_start_point(node);
+  const TSPoint end = ts_node_end_point(node);
+  m_items.push_back({ts_node_start_byte(node), ts_node_end_byte(node),
+                     static_cast<int>(start.row), last_row_of(start, end),
+                     end.column == 0 && end.row > start.row, comment});
+}
+
+void TreeChunker::read_matches(TSQueryCursor* cursor) {
   TSQueryMatch match;
   while (ts_query_cursor_next_match(cursor, &match)) {
     const TSNode* def_node = nullptr;
@@ -698,14 +905,9 @@ bool TreeChunker::collect(TSQueryCursor* cursor, TSNode root, Deadline& deadline
           if (parent_node == nullptr) parent_node = &capture.node;
           break;
         case Role::comment:
-        case Role::preamble: {
-          const TSPoint start = ts_node_start_point(capture.node);
-          const TSPoint end = ts_node_end_point(capture.node);
-          m_items.push_back({ts_node_start_byte(capture.node), ts_node_end_byte(capture.node),
-                             static_cast<int>(start.row), last_row_of(start, end),
-                             end.column == 0 && end.row > start.row, info.role == Role::comment});
+        case Role::preamble:
+          add_item(capture.node, info.role == Role::comment);
           break;
-        }
         case Role::ignored:
           break;
       }
@@ -738,7 +940,6 @@ bool TreeChunker::collect(TSQueryCursor* cursor, TSNode root, Deadline& deadline
     if (ts_node_is_null(def.body) && kind == "module") continue;
     m_defs.push_back(std::move(def));
   }
-  return !deadline.expired;
 }
 
 void TreeChunker::build_tree() {
@@ -1106,6 +1307,13 @@ std::string tag_query_error(std::string_view language) {
   std::string error;
   (void)load_language(*spec, &error);
   return error;
+}
+
+bool tag_query_runs_at_starts(std::string_view language) {
+  const LanguageSpec* spec = find_language(language);
+  if (spec == nullptr || spec->grammar == nullptr) return false;
+  const LanguageState state = load_language(*spec, nullptr);
+  return state.query != nullptr && !state.starts.empty();
 }
 
 namespace {

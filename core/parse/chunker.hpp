@@ -28,12 +28,20 @@ struct ChunkerOptions {
   int max_chunk_lines = 150;  ///< definitions longer than this are split into parts
   int timeout_ms = 2000;      ///< budget for parsing and querying one file; past it the
                               ///< file falls back to line windows
+  bool whole_tree_query = false;  ///< run the tag query over the whole tree, not only at the
+                                  ///< nodes where its patterns start: slower, same chunks
+                                  ///< (for tests that compare the two)
 };
 
 /// The error compiling the tag query of `language` with the compiled-in grammar ("query error
 /// at offset 120: invalid node type 'foo'"), or "" when it compiles or there is no query.
 /// For tests and diagnostics; Chunker compiles each query once per process on first use.
 std::string tag_query_error(std::string_view language);
+
+/// True when the chunker runs the tag query of `language` only at the nodes where one of its
+/// patterns can start (see TreeChunker::collect); false when it must search the whole tree,
+/// or the language has no grammar or query. For tests and diagnostics.
+bool tag_query_runs_at_starts(std::string_view language);
 
 /// Reusable per thread: holds a parser and a query cursor (not thread-safe). The compiled
 /// tag queries are shared by all Chunkers of the process.

@@ -1069,6 +1069,31 @@ TEST_CASE("parse::Chunker: reusing one chunker gives the same chunks every time"
   }
 }
 
+TEST_CASE("parse::Chunker: the tag query run at its patterns' start nodes finds what it finds "
+          "over the whole tree") {
+  const std::vector<std::pair<std::string_view, std::string_view>> samples = {
+      {"python", k_python_sample}, {"javascript", k_javascript_sample},
+      {"typescript", k_typescript_sample}, {"tsx", k_tsx_sample}, {"go", k_go_sample},
+      {"rust", k_rust_sample}, {"java", k_java_sample}, {"c", k_c_sample}, {"cpp", k_cpp_sample},
+      {"csharp", k_csharp_sample}, {"ruby", k_ruby_sample}, {"php", k_php_sample},
+      {"kotlin", k_kotlin_sample}, {"swift", k_swift_sample}, {"scala", k_scala_sample},
+      {"lua", k_lua_sample}, {"bash", k_bash_sample},
+  };
+  ChunkerOptions whole_tree;
+  whole_tree.whole_tree_query = true;
+  Chunker at_starts;
+  Chunker everywhere(whole_tree);
+  for (const auto& [language, content] : samples) {
+    INFO(language);
+    // Every shipped query takes the fast way: its patterns' first nodes are known.
+    CHECK(kasava::parse::tag_query_runs_at_starts(language));
+    const auto fast = at_starts.chunk("a", language, content);
+    CHECK(fast.size() > 2);
+    CHECK(describe(fast) == describe(everywhere.chunk("a", language, content)));
+  }
+  CHECK_FALSE(kasava::parse::tag_query_runs_at_starts("markdown"));
+}
+
 TEST_CASE("parse::Chunker: plain text is cut into windows") {
   std::string text;
   for (int i = 1; i <= 100; ++i) text += "line " + std::to_string(i) + "\n";
