@@ -319,6 +319,13 @@ bool process_in_parallel(std::vector<Work>& work, repo::Source& source,
                          std::vector<std::unique_ptr<parse::Chunker>>& chunkers,
                          embed::Embedder* embedder, Writing writing,
                          const std::function<bool()>& cancelled) {
+  // Largest files first, so that the window does not end waiting on one large file while
+  // the other threads have nothing left to do.
+  std::vector<std::size_t> order(work.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto bytes = [&](std::size_t i) { return work[i].read ? work[i].entry->size : 0; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return bytes(a) > bytes(b); });
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stopped{false};
   std::exception_ptr failure;
@@ -346,7 +353,9 @@ bool process_in_parallel(std::vector<Work>& work, repo::Source& source,
         std::size_t i = 0;
         if (auto left = helper ? std::nullopt : take_left()) {
           i = *left;
-        } else if ((i = next++) >= work.size()) {
+        } else if (const std::size_t n = next++; n < order.size()) {
+          i = order[n];
+        } else {
           break;
         }
         if (stop_requested()) break;
