@@ -11,19 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/index/indexer.hpp"
+#include "bench/indexable_files.hpp"
 #include "core/parse/chunker.hpp"
-#include "core/repo/source.hpp"
 #include "core/util/hash.hpp"
 
 namespace {
-
-struct File {
-  std::string path;
-  std::string language;
-  std::string content;
-  std::vector<kasava::types::Chunk> chunks;
-};
 
 // Keeps a dump one line per chunk.
 std::string one_line(std::string text) {
@@ -43,30 +35,14 @@ int main(int argc, char** argv) {
   const unsigned threads =
       std::max(1u, argc > 2 ? static_cast<unsigned>(std::stoul(argv[2]))
                             : std::thread::hardware_concurrency());
-  auto source = repo::open_source(argv[1], {});
-  if (!source) {
-    std::fprintf(stderr, "chunk_dump: %s\n", source.error().message.c_str());
-    return 2;
-  }
-  auto listed = (*source)->list();
-  if (!listed) {
-    std::fprintf(stderr, "chunk_dump: %s\n", listed.error().message.c_str());
-    return 2;
-  }
-  const index::IndexOptions defaults;
-  std::vector<File> files;
-  for (repo::SourceEntry& entry : *listed) {
-    if (entry.kind == repo::EntryKind::submodule || entry.size > defaults.max_file_size) continue;
-    auto content = (*source)->read(entry);
-    if (!content || !index::skip_reason_for_content(entry.path, *content).empty()) continue;
-    files.push_back({entry.path, parse::detect_language(entry.path), std::move(*content), {}});
-  }
+  const std::vector<bench::IndexableFile> files = bench::read_indexable_files("chunk_dump", argv[1]);
+  std::vector<std::vector<types::Chunk>> chunks(files.size());
 
   std::atomic<std::size_t> next{0};
   auto run = [&] {
     parse::Chunker chunker;
     for (std::size_t i = next++; i < files.size(); i = next++) {
-      files[i].chunks = chunker.chunk(files[i].path, files[i].language, files[i].content);
+      chunks[i] = chunker.chunk(files[i].path, files[i].language, files[i].content);
     }
   };
   const auto start = std::chrono::steady_clock::now();
@@ -77,20 +53,22 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::sort(files.begin(), files.end(),
-            [](const File& a, const File& b) { return a.path < b.path; });
-  std::size_t chunks = 0;
-  for (const File& file : files) {
-    for (const types::Chunk& chunk : file.chunks) {
-      std::printf("%s\t%d-%d\t%s\t%s\t%s\t%s\t%s\t%016llx\n", file.path.c_str(), chunk.start_line,
-                  chunk.end_line, chunk.kind.c_str(), one_line(chunk.symbol).c_str(),
-                  one_line(chunk.parent).c_str(), one_line(chunk.signature).c_str(),
-                  one_line(chunk.doc).c_str(),
+  std::vector<std::size_t> order(files.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return files[a].path < files[b].path; });
+  std::size_t count = 0;
+  for (const std::size_t i : order) {
+    for (const types::Chunk& chunk : chunks[i]) {
+      std::printf("%s\t%d-%d\t%s\t%s\t%s\t%s\t%s\t%016llx\n", files[i].path.c_str(),
+                  chunk.start_line, chunk.end_line, chunk.kind.c_str(),
+                  one_line(chunk.symbol).c_str(), one_line(chunk.parent).c_str(),
+                  one_line(chunk.signature).c_str(), one_line(chunk.doc).c_str(),
                   static_cast<unsigned long long>(util::fnv1a64(chunk.text)));
-      ++chunks;
+      ++count;
     }
   }
   std::fprintf(stderr, "{\"files\": %zu, \"chunks\": %zu, \"threads\": %u, \"seconds\": %.4f}\n",
-               files.size(), chunks, threads, seconds);
+               files.size(), count, threads, seconds);
   return 0;
 }

@@ -14,18 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/index/indexer.hpp"
+#include "bench/indexable_files.hpp"
 #include "core/parse/chunker.hpp"
-#include "core/repo/source.hpp"
-
-namespace {
-
-struct File {
-  std::string language;
-  std::string content;
-};
-
-} // namespace
 
 int main(int argc, char** argv) {
   using namespace kasava;
@@ -36,36 +26,19 @@ int main(int argc, char** argv) {
   unsigned threads = argc > 2 ? static_cast<unsigned>(std::stoul(argv[2]))
                               : std::thread::hardware_concurrency();
   threads = std::max(1u, threads);
-  auto source = repo::open_source(argv[1], {});
-  if (!source) {
-    std::fprintf(stderr, "parse_limit: %s\n", source.error().message.c_str());
-    return 2;
-  }
-  auto listed = (*source)->list();
-  if (!listed) {
-    std::fprintf(stderr, "parse_limit: %s\n", listed.error().message.c_str());
-    return 2;
-  }
-  const index::IndexOptions defaults;
-  std::vector<File> files;
-  std::size_t bytes = 0;
   const auto read_start = std::chrono::steady_clock::now();
-  for (repo::SourceEntry& entry : *listed) {
-    if (entry.kind == repo::EntryKind::submodule || entry.size > defaults.max_file_size) continue;
-    auto content = (*source)->read(entry);
-    if (!content) continue;
-    if (!index::skip_reason_for_content(entry.path, *content).empty()) continue;
-    std::string language = parse::detect_language(entry.path);
-    if (!parse::has_grammar(language)) continue;
-    bytes += content->size();
-    files.push_back({std::move(language), std::move(*content)});
-  }
+  std::vector<bench::IndexableFile> files = bench::read_indexable_files("parse_limit", argv[1]);
+  std::erase_if(files, [](const bench::IndexableFile& file) { return !parse::has_grammar(file.language); });
+  std::size_t bytes = 0;
+  for (const auto& file : files) bytes += file.content.size();
   const double read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
 
   // Largest first, so one big file does not finish last on one core.
   std::sort(files.begin(), files.end(),
-            [](const File& a, const File& b) { return a.content.size() > b.content.size(); });
+            [](const bench::IndexableFile& a, const bench::IndexableFile& b) {
+              return a.content.size() > b.content.size();
+            });
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> parsed{0};
   auto run = [&] {

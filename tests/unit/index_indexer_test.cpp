@@ -22,11 +22,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A temporary folder with a write() for files relative to it.
+// A temporary folder with a write() for files relative to it, and its index and source.
 struct Folder : test::TempDir {
   fs::path root() const { return path(); }
   void write(const std::string& relative, const std::string& content) const {
     test::write(file(relative), content);
+  }
+  std::unique_ptr<store::Store> open_index() const {
+    auto store = store::Store::open((root() / ".kasava" / "index.db").string(),
+                                    store::OpenMode::read_write);
+    REQUIRE(store.ok());
+    return std::move(*store);
+  }
+  std::unique_ptr<repo::Source> open_source() const {
+    auto source = repo::open_source(root().string(), {});
+    REQUIRE(source.ok());
+    return std::move(*source);
   }
 };
 
@@ -68,13 +79,10 @@ TEST_CASE("index::run_index is incremental on a plain directory") {
   dir.write("src/auth.py", "def login(user):\n    \"\"\"Log a user in.\"\"\"\n    return user\n");
   dir.write("src/util.go", "package util\n\nfunc Retry() {}\n");
   dir.write("data.bin", std::string("\0\1\2", 3));
-  auto store = store::Store::open((dir.root() / ".kasava" / "index.db").string(),
-                                  store::OpenMode::read_write);
-  REQUIRE(store.ok());
-  auto source = repo::open_source(dir.root().string(), {});
-  REQUIRE(source.ok());
+  auto store = dir.open_index();
+  auto source = dir.open_source();
 
-  auto first = index::run_index(**source, **store, {}, {});
+  auto first = index::run_index(*source, *store, {}, {});
   REQUIRE(first.ok());
   CHECK(first->files == 3);
   CHECK(first->parsed == 2);
@@ -82,7 +90,7 @@ TEST_CASE("index::run_index is incremental on a plain directory") {
   CHECK(first->skipped.at("binary") == 1);
   CHECK(first->chunks >= 2);
 
-  auto second = index::run_index(**source, **store, {}, {});
+  auto second = index::run_index(*source, *store, {}, {});
   REQUIRE(second.ok());
   CHECK(second->parsed == 0);
   CHECK(second->unchanged == 2);
@@ -90,12 +98,12 @@ TEST_CASE("index::run_index is incremental on a plain directory") {
 
   fs::remove(dir.root() / "src" / "util.go");
   dir.write("src/auth.py", "def logout(user):\n    return None\n");
-  auto third = index::run_index(**source, **store, {}, {});
+  auto third = index::run_index(*source, *store, {}, {});
   REQUIRE(third.ok());
   CHECK(third->parsed == 1);
   CHECK(third->removed == 1);
   CHECK(third->indexed == 1);
-  const auto states = (*store)->file_states();
+  const auto states = store->file_states();
   CHECK(states.count("src/util.go") == 0);
   CHECK(states.count("src/auth.py") == 1);
 }
@@ -104,19 +112,16 @@ TEST_CASE("index::run_index writes nothing when nothing changed") {
   Folder dir;
   dir.write("a.py", "def a():\n    return 1\n");
   dir.write("b.go", "package b\n\nfunc B() {}\n");
-  auto store = store::Store::open((dir.root() / ".kasava" / "index.db").string(),
-                                  store::OpenMode::read_write);
-  REQUIRE(store.ok());
-  auto source = repo::open_source(dir.root().string(), {});
-  REQUIRE(source.ok());
-  auto first = index::run_index(**source, **store, {}, {});
+  auto store = dir.open_index();
+  auto source = dir.open_source();
+  auto first = index::run_index(*source, *store, {}, {});
   REQUIRE(first.ok());
 
   // A no-change refresh (the one before every `ask`) must stay a read: not even a timestamp.
-  (*store)->set_meta("indexed_at", "sentinel");
-  auto second = index::run_index(**source, **store, {}, {});
+  store->set_meta("indexed_at", "sentinel");
+  auto second = index::run_index(*source, *store, {}, {});
   REQUIRE(second.ok());
-  CHECK((*store)->meta("indexed_at") == "sentinel");
+  CHECK(store->meta("indexed_at") == "sentinel");
   CHECK(second->indexed == first->indexed);
   CHECK(second->chunks == first->chunks);
   CHECK(second->unchanged == 2);
@@ -264,18 +269,15 @@ TEST_CASE("index::run_index parses large files on the calling thread only, and a
     std::snprintf(name, sizeof name, "small%d.py", i);
     dir.write(name, "def s():\n    return 1\n");
   }
-  auto store = store::Store::open((dir.root() / ".kasava" / "index.db").string(),
-                                  store::OpenMode::read_write);
-  REQUIRE(store.ok());
-  auto inner = repo::open_source(dir.root().string(), {});
-  REQUIRE(inner.ok());
-  ThreadRecordingSource source(**inner);
+  auto store = dir.open_index();
+  auto inner = dir.open_source();
+  ThreadRecordingSource source(*inner);
   index::IndexOptions options;
   options.threads = 2;
-  auto summary = index::run_index(source, **store, options, {});
+  auto summary = index::run_index(source, *store, options, {});
   REQUIRE(summary.ok());
   CHECK(summary->parsed == k_large + k_small);
-  CHECK((*store)->counts().chunks == k_large * k_functions + k_small);
+  CHECK(store->counts().chunks == k_large * k_functions + k_small);
   for (int i = 0; i < k_large; ++i) {
     CHECK(source.readers.at(large_name(i)) == std::this_thread::get_id());
   }
@@ -289,19 +291,16 @@ TEST_CASE("index::run_index does not read unchanged files of a plain directory (
   // Files modified just now are racy: their stat data is not trusted until they are older.
   set_old_mtime(dir.file("a.py"), std::chrono::hours(2));
   set_old_mtime(dir.file("b.go"), std::chrono::hours(2));
-  auto store = store::Store::open((dir.root() / ".kasava" / "index.db").string(),
-                                  store::OpenMode::read_write);
-  REQUIRE(store.ok());
-  auto inner = repo::open_source(dir.root().string(), {});
-  REQUIRE(inner.ok());
-  CountingSource source(**inner);
+  auto store = dir.open_index();
+  auto inner = dir.open_source();
+  CountingSource source(*inner);
 
-  auto first = index::run_index(source, **store, {}, {});
+  auto first = index::run_index(source, *store, {}, {});
   REQUIRE(first.ok());
   CHECK(source.reads == 3);
 
   source.reads = 0;
-  auto second = index::run_index(source, **store, {}, {});
+  auto second = index::run_index(source, *store, {}, {});
   REQUIRE(second.ok());
   CHECK(source.reads == 1);  // only the racy new.py
   CHECK(second->unchanged == 3);
@@ -311,11 +310,11 @@ TEST_CASE("index::run_index does not read unchanged files of a plain directory (
   dir.write("a.py", "def a_changed():\n    return 2\n");
   set_old_mtime(dir.file("a.py"), std::chrono::hours(2));
   source.reads = 0;
-  auto third = index::run_index(source, **store, {}, {});
+  auto third = index::run_index(source, *store, {}, {});
   REQUIRE(third.ok());
   CHECK(third->parsed == 1);
   CHECK(source.reads == 2);  // a.py and the still racy new.py
-  const auto states = (*store)->file_states();
+  const auto states = store->file_states();
   CHECK(states.at("a.py").mtime_ns != 0);
   CHECK(states.at("new.py").mtime_ns == 0);
 }
