@@ -4,8 +4,6 @@
 // (files read before the clock starts). For checking that a change of the chunker leaves its
 // output as it was (diff two dumps) and what it costs (the seconds, or callgrind).
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -38,20 +36,10 @@ int main(int argc, char** argv) {
   const std::vector<bench::IndexableFile> files = bench::read_indexable_files("chunk_dump", argv[1]);
   std::vector<std::vector<types::Chunk>> chunks(files.size());
 
-  std::atomic<std::size_t> next{0};
-  auto run = [&] {
-    parse::Chunker chunker;
-    for (std::size_t i = next++; i < files.size(); i = next++) {
-      chunks[i] = chunker.chunk(files[i].path, files[i].language, files[i].content);
-    }
-  };
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run);
-  run();
-  for (auto& thread : pool) thread.join();
   const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      bench::on_threads(files.size(), threads, [&](parse::Chunker& chunker, std::size_t i) {
+        chunks[i] = chunker.chunk(files[i].path, files[i].language, files[i].content);
+      });
 
   std::vector<std::size_t> order(files.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

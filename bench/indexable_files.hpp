@@ -1,11 +1,14 @@
-// The start the bench programs share: the files `kasava index` would read under a root (same
-// Source listing, size limit and skip rules as the indexer), read into memory, each with the
-// language it is chunked as.
+// What the bench programs share: the files `kasava index` would read under a root (same Source
+// listing, size limit and skip rules as the indexer), read into memory, each with the language
+// it is chunked as; and running work over them on all threads, one Chunker each.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/index/indexer.hpp"
@@ -42,6 +45,24 @@ inline std::vector<IndexableFile> read_indexable_files(const char* program, cons
     files.push_back({entry.path, parse::detect_language(entry.path), std::move(*content)});
   }
   return files;
+}
+
+/// Calls work(chunker, i) for every i < count on `threads` threads (the caller's included),
+/// each with its own Chunker (one parser per thread, as in the indexer), taking the next index
+/// as it finishes one. Returns the wall seconds it took.
+template <typename Work>
+double on_threads(std::size_t count, unsigned threads, Work work) {
+  std::atomic<std::size_t> next{0};
+  auto run = [&] {
+    parse::Chunker chunker;
+    for (std::size_t i = next++; i < count; i = next++) work(chunker, i);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (auto& thread : pool) thread.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace kasava::bench

@@ -39,23 +39,11 @@ int main(int argc, char** argv) {
             [](const bench::IndexableFile& a, const bench::IndexableFile& b) {
               return a.content.size() > b.content.size();
             });
-  std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> parsed{0};
-  auto run = [&] {
-    parse::Chunker chunker;  // one parser per thread, as in the indexer
-    std::size_t done = 0;
-    for (std::size_t i = next++; i < files.size(); i = next++) {
-      if (chunker.parse_only(files[i].language, files[i].content)) ++done;
-    }
-    parsed += done;
-  };
-  const auto parse_start = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run);
-  run();
-  for (auto& thread : pool) thread.join();
   const double parse_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - parse_start).count();
+      bench::on_threads(files.size(), threads, [&](parse::Chunker& chunker, std::size_t i) {
+        if (chunker.parse_only(files[i].language, files[i].content)) ++parsed;
+      });
 
   std::printf("{\"files\": %zu, \"parsed\": %zu, \"bytes\": %zu, \"threads\": %u, "
               "\"read_seconds\": %.4f, \"parse_seconds\": %.4f}\n",

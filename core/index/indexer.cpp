@@ -311,75 +311,52 @@ void embed_window_remotely(std::vector<Work>& work, const IndexOptions& options,
   tally.sent += embedded;
 }
 
-// Processes every item of a window on all chunkers' threads (the caller's included); large
-// files only on the calling thread (k_large_file_bytes), which takes those the helpers left
-// before its next item, so that they go on with small files meanwhile. The first exception
-// of any thread is rethrown here, after all threads have stopped. False when `cancelled` said
-// stop midway: some files were not processed, so the window must not be stored.
+// Processes every item of a window on all chunkers' threads (the caller's included), largest
+// files first, so that the window does not end waiting on one large file while the other
+// threads have nothing left to do. Files of k_large_file_bytes and more, at the front then, go
+// to the calling thread only, while the helpers start on the rest. The first exception of any
+// thread is rethrown here, after all threads have stopped. False when `cancelled` said stop
+// midway: some files were not processed, so the window must not be stored.
 bool process_in_parallel(std::vector<Work>& work, repo::Source& source,
                          std::vector<std::unique_ptr<parse::Chunker>>& chunkers,
                          embed::Embedder* embedder, Writing writing,
                          const std::function<bool()>& cancelled) {
-  // Largest files first, so that the window does not end waiting on one large file while
-  // the other threads have nothing left to do.
   std::vector<std::size_t> order(work.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   const auto bytes = [&](std::size_t i) { return work[i].read ? work[i].entry->size : 0; };
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return bytes(a) > bytes(b); });
-  std::atomic<std::size_t> next{0};
+  std::size_t large = 0;
+  while (large < order.size() && bytes(order[large]) >= k_large_file_bytes) ++large;
+  std::atomic<std::size_t> next{large};
   std::atomic<bool> stopped{false};
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  std::vector<std::size_t> large;  // items left by the helpers for the calling thread
-  std::mutex large_mutex;
-  // Polled per file, so that a stop request is obeyed within a file, not a window of them (a
-  // window of 256 files took over a second under sanitizers).
-  const auto stop_requested = [&] {
-    if (!cancelled || !cancelled()) return false;
-    stopped = true;
-    next = work.size();
-    return true;
-  };
-  const auto take_left = [&]() -> std::optional<std::size_t> {
-    std::lock_guard lock(large_mutex);
-    if (large.empty()) return std::nullopt;
-    const std::size_t i = large.back();
-    large.pop_back();
-    return i;
-  };
-  auto run = [&](parse::Chunker& chunker, bool helper) {
+  auto run = [&](parse::Chunker& chunker, bool caller) {
     try {
+      std::size_t own = 0;  // the calling thread's large files, before the shared ones
       for (;;) {
-        std::size_t i = 0;
-        if (auto left = helper ? std::nullopt : take_left()) {
-          i = *left;
-        } else if (const std::size_t n = next++; n < order.size()) {
-          i = order[n];
-        } else {
+        const std::size_t n = caller && own < large ? own++ : next++;
+        if (n >= order.size() || stopped) break;
+        // Polled per file, so that a stop request is obeyed within a file, not a window of
+        // them (a window of 256 files took over a second under sanitizers).
+        if (cancelled && cancelled()) {
+          stopped = true;
           break;
         }
-        if (stop_requested()) break;
-        if (helper && work[i].read && work[i].entry->size >= k_large_file_bytes) {
-          std::lock_guard lock(large_mutex);
-          large.push_back(i);
-          continue;
-        }
-        process(work[i], source, chunker, embedder, writing);
+        process(work[order[n]], source, chunker, embedder, writing);
       }
     } catch (...) {
-      next = work.size();
+      stopped = true;  // the other threads stop too; the failure is rethrown, not `stopped`
       std::lock_guard lock(failure_mutex);
       if (!failure) failure = std::current_exception();
     }
   };
   const std::size_t helpers = std::min(chunkers.size(), std::max<std::size_t>(work.size(), 1)) - 1;
   std::vector<std::thread> threads;
-  for (std::size_t t = 1; t <= helpers; ++t) threads.emplace_back(run, std::ref(*chunkers[t]), true);
-  run(*chunkers[0], false);
+  for (std::size_t t = 1; t <= helpers; ++t) threads.emplace_back(run, std::ref(*chunkers[t]), false);
+  run(*chunkers[0], true);
   for (auto& thread : threads) thread.join();
-  if (failure) std::rethrow_exception(failure);
-  if (!stopped) run(*chunkers[0], false);  // what the helpers left after its last look
   if (failure) std::rethrow_exception(failure);
   return !stopped;
 }

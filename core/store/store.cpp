@@ -290,6 +290,9 @@ struct Store::Impl {
     }
   }
 
+  // The scope of one write: a savepoint outside a transaction, else the transaction's flag.
+  WriteScope write_scope() { return WriteScope(m_db, m_in_transaction, m_transaction_failed); }
+
   // Checks that the file is a kasava index of our schema version; creates the schema in an
   // empty file when writing.
   util::Status prepare() {
@@ -692,7 +695,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
   const PackedTexts& strings = texts.entries.empty() ? packed_here : texts;
   m_impl->guarded("writing", [&] {
     auto& db = m_impl->m_db;
-    WriteScope savepoint(db, m_impl->m_in_transaction, m_impl->m_transaction_failed);
+    WriteScope scope = m_impl->write_scope();
     m_impl->forget_listing_digest();
     m_impl->forget_trees();
     m_impl->delete_file(record.path);
@@ -774,7 +777,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
       }
     }
     if (!m_impl->m_in_transaction) m_impl->m_lengths.flush();
-    savepoint.release();
+    scope.release();
   });
 }
 
@@ -787,7 +790,7 @@ void Store::put_vectors(const std::vector<std::int64_t>& chunk_ids,
   }
   m_impl->guarded("writing", [&] {
     auto& db = m_impl->m_db;
-    WriteScope savepoint(db, m_impl->m_in_transaction, m_impl->m_transaction_failed);
+    WriteScope scope = m_impl->write_scope();
     m_impl->forget_listing_digest();
     // The new codes of each file, appended to its row once all its vectors are in.
     std::map<std::int64_t, std::pair<std::vector<std::int64_t>, std::vector<std::uint8_t>>> added;
@@ -828,7 +831,7 @@ void Store::put_vectors(const std::vector<std::int64_t>& chunk_ids,
           .bind_blob(3, codes.data(), codes.size())
           .run();
     }
-    savepoint.release();
+    scope.release();
   });
 }
 
@@ -877,7 +880,7 @@ std::vector<std::pair<std::string, std::string>> Store::tree_ids() const {
 void Store::set_tree_ids(const std::vector<std::pair<std::string, std::string>>& trees) {
   m_impl->guarded("writing", [&] {
     auto& db = m_impl->m_db;
-    WriteScope savepoint(db, m_impl->m_in_transaction, m_impl->m_transaction_failed);
+    WriteScope scope = m_impl->write_scope();
     db.query("DELETE FROM trees").run();
     for (const auto& [path, id] : trees) {
       db.query("INSERT OR REPLACE INTO trees(path, tree_id) VALUES(?1, ?2)")
@@ -885,19 +888,18 @@ void Store::set_tree_ids(const std::vector<std::pair<std::string, std::string>>&
           .bind(2, id)
           .run();
     }
-    savepoint.release();
+    scope.release();
   });
   m_impl->m_trees_forgotten = false;  // a later write in this transaction empties it again
 }
 
 void Store::remove_file(std::string_view path) {
   m_impl->guarded("writing", [&] {
-    WriteScope savepoint(m_impl->m_db, m_impl->m_in_transaction,
-                         m_impl->m_transaction_failed);
+    WriteScope scope = m_impl->write_scope();
     m_impl->forget_listing_digest();
     m_impl->forget_trees();
     m_impl->delete_file(path);
-    savepoint.release();
+    scope.release();
   });
 }
 
