@@ -1,5 +1,9 @@
 // Concurrency: `ask` while `index` writes in another process keeps answering (WAL readers
 // never block), and two `kasava index` runs at once serialize on the index lock.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include "background.hpp"
 #include "harness.hpp"
 
@@ -99,20 +103,30 @@ TEST_CASE("concurrency: two index runs at once serialize and leave a correct ind
 }
 
 TEST_CASE("concurrency: a second index run says it waits for the first") {
+  // The test holds the index's writer lock itself, as a first run would, so the second run
+  // certainly finds it taken (a real first run may commit and release before the second
+  // starts on a loaded machine).
   FixtureRepo repo;
   const TempDir scratch("concurrency");
-  write_many_files(repo, k_files, 0);
-  BackgroundKasava first({"index"}, repo.root(), scratch / "first");
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  if (!first.running()) {
-    WARN("the first run ended before the second started; nothing to check");
-    return;
+  write_many_files(repo, 20, 0);
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  const std::string lock_path = repo.root() + "/.kasava/index.db.lock";
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  REQUIRE(lock_fd >= 0);
+  REQUIRE(::flock(lock_fd, LOCK_EX) == 0);
+  write_many_files(repo, 20, 1);
+  BackgroundKasava second({"index"}, repo.root(), scratch / "second");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (second.err().find("waiting for it to finish") == std::string::npos &&
+         second.running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  const auto second = repo.kasava({"index"});
-  INFO(describe(second));
-  REQUIRE(second.exit_code == 0);
-  CHECK(second.err.find("waiting for it to finish") != std::string::npos);
-  REQUIRE(first.wait() == 0);
+  INFO(second.err());
+  CHECK(second.running());  // it waits while the lock is held
+  CHECK(second.err().find("waiting for it to finish") != std::string::npos);
+  ::close(lock_fd);  // releases the lock: the second run goes on
+  REQUIRE(second.wait() == 0);
+  CHECK(second.out().find("20 files indexed (20 parsed") != std::string::npos);
 }
 
 }  // namespace kasava::e2e
