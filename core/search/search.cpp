@@ -69,10 +69,9 @@ constexpr int k_hybrid_lexical_candidates = 200;
 constexpr double k_identifier_weight = 0.4;
 // Added (in z units) to chunks whose symbol the query names exactly: above any blend.
 constexpr double k_exact_symbol_boost = 10.0;
-// The built-in model's cosines: unrelated texts stay below the floor (measured with the
-// models of 05:50 and 06:14 on the e2e sample project: up to 0.17 for made-up words, 0.25
-// for "binary_only_marker", 0.26 for a topic absent from the code); clear matches reach
-// 0.5–0.8. Check them when the model changes (tests/e2e expect made-up words to find nothing).
+// The built-in model's cosines: unrelated texts stay below the floor (on the e2e sample
+// project: up to 0.17 for made-up words, 0.25 for "binary_only_marker", 0.26 for a topic
+// absent from the code); clear matches reach 0.5–0.8. Check them when the model changes (tests/e2e expect made-up words to find nothing).
 constexpr double k_cosine_floor = 0.3;
 constexpr double k_cosine_full = 1.0;
 // Added (in z units) to chunks whose name holds every word of a query of two or more words.

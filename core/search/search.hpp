@@ -1,6 +1,6 @@
 // Answers a query from the index in one of three modes — lexical (BM25 over code-aware tokens
 // with field weights), semantic (the query's vector against the chunks' vectors: Hamming scan,
-// int8 rescoring) or hybrid (both, blended per query) — with filters (language, path glob),
+// 4-bit rescoring) or hybrid (both, blended per query) — with filters (language, path glob),
 // per-file grouping and a stable, deterministic order. See search.cpp for the ranking.
 #pragma once
 
