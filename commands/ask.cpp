@@ -134,7 +134,7 @@ std::string format_hit(const search::SearchHit& hit, const std::set<std::string>
 
 std::set<std::string> query_term_set(const std::string& query) {
   std::set<std::string> terms;
-  for (const auto& term : util::query_terms(query)) terms.insert(term);
+  for (const auto& term : search::parse_query(query).terms) terms.insert(term);
   return terms;
 }
 

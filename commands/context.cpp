@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "commands/index_lock.hpp"
@@ -173,8 +174,23 @@ embed::Embedder* embedder_for_query(Context& context, const store::Store& store,
   return &context.embedder();
 }
 
+namespace {
+
+// The hybrid blend's weight for queries in words: KASAVA_HYBRID_WEIGHT, a number in [0, 1],
+// is a hidden setting for tuning runs (bench/quality.py --weights); anything else is ignored.
+double prose_weight() {
+  const std::string text = environment("KASAVA_HYBRID_WEIGHT");
+  if (text.empty()) return search::k_hybrid_weight;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  return *end == '\0' && value >= 0.0 && value <= 1.0 ? value : search::k_hybrid_weight;
+}
+
+} // namespace
+
 util::Result<std::vector<search::SearchHit>> run_search(Context& context, const store::Store& store,
                                                         search::SearchOptions options) {
+  options.prose_weight = prose_weight();
   embed::Embedder* embedder = embedder_for_query(context, store, options.mode == search::Mode::lexical);
   const store::Store::ReadSnapshot snapshot(store);
   auto found = search::search(store, options, embedder);

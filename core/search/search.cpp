@@ -45,7 +45,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <unordered_map>
 
@@ -87,71 +86,12 @@ double calibrated(double cosine) {
   return std::clamp((cosine - k_cosine_floor) / (k_cosine_full - k_cosine_floor), 0.0, 1.0);
 }
 
-std::string quote_term(std::string_view term) {
-  std::string quoted = "\"";
-  for (char c : term) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  quoted += '"';
-  return quoted;
-}
-
-bool is_identifier_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
-}
-bool is_identifier_byte(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
-
-// The components of a possibly qualified name ("Store::open" → Store, open); empty when the
-// word is not a (qualified) identifier.
-std::vector<std::string_view> name_components(std::string_view word) {
-  std::vector<std::string_view> parts;
-  std::size_t i = 0;
-  while (i < word.size()) {
-    if (!is_identifier_start(word[i])) return {};
-    std::size_t end = i;
-    while (end < word.size() && is_identifier_byte(word[end])) ++end;
-    parts.push_back(word.substr(i, end - i));
-    if (end == word.size()) break;
-    if (word.compare(end, 2, "::") == 0 || word.compare(end, 2, "->") == 0) {
-      i = end + 2;
-    } else if (word[end] == '.') {
-      i = end + 1;
-    } else {
-      return {};
-    }
-    if (i >= word.size()) return {};
-  }
-  return parts;
-}
-
 // True when the chunk defines the name `word` (its symbol, and its parent too when the word
 // is qualified).
 bool names_chunk(std::string_view word, const store::ChunkRecord& record) {
   const auto parts = name_components(word);
   if (parts.empty() || parts.back() != record.chunk.symbol) return false;
   return parts.size() == 1 || parts[parts.size() - 2] == record.chunk.parent;
-}
-
-// The lower-cased parts of the query's words, stop words dropped ("invoice", "total").
-std::vector<std::string> query_parts(std::string_view query) {
-  std::vector<std::string> parts;
-  std::size_t i = 0;
-  while (i < query.size()) {
-    while (i < query.size() && !is_identifier_byte(query[i])) ++i;
-    std::size_t end = i;
-    while (end < query.size() && is_identifier_byte(query[end])) ++end;
-    if (end > i) {
-      for (auto& part : util::split_identifier(query.substr(i, end - i))) {
-        if (!util::is_stop_word(part) &&
-            std::find(parts.begin(), parts.end(), part) == parts.end()) {
-          parts.push_back(std::move(part));
-        }
-      }
-    }
-    i = end;
-  }
-  return parts;
 }
 
 // True when the chunk's name holds every one of `parts` (two or more).
@@ -174,287 +114,199 @@ struct Candidate {
   store::ChunkRecord record;
 };
 
-} // namespace
-
-std::optional<Mode> parse_mode(std::string_view name) {
-  if (name == "hybrid") return Mode::hybrid;
-  if (name == "semantic") return Mode::semantic;
-  if (name == "lexical") return Mode::lexical;
-  return std::nullopt;
-}
-
-std::string_view mode_name(Mode mode) {
-  switch (mode) {
-    case Mode::hybrid: return "hybrid";
-    case Mode::semantic: return "semantic";
-    case Mode::lexical: return "lexical";
-  }
-  return "hybrid";
-}
-
-double hybrid_weight() {
-  static const double weight = [] {
-    const char* text = std::getenv("KASAVA_HYBRID_WEIGHT");
-    if (text == nullptr || *text == '\0') return k_hybrid_weight;
-    char* end = nullptr;
-    const double value = std::strtod(text, &end);
-    return end != text && *end == '\0' && value >= 0.0 && value <= 1.0 ? value : k_hybrid_weight;
-  }();
-  return weight;
-}
-
-std::string qualified_name(const store::ChunkRecord& record) {
-  const auto& chunk = record.chunk;
-  if (chunk.parent.empty() || chunk.symbol.empty()) return chunk.symbol;
-  const auto& language = record.language;
-  const bool colons = language == "cpp" || language == "c" || language == "rust" || language == "php";
-  return chunk.parent + (colons ? "::" : ".") + chunk.symbol;
-}
-
-std::string match_expression(std::string_view query) {
-  std::string expression;
-  for (const auto& term : util::query_terms(query)) {
-    if (!expression.empty()) expression += " OR ";
-    expression += quote_term(term);
-  }
-  return expression;
-}
-
-std::vector<std::string> identifier_words(std::string_view query) {
-  std::vector<std::string_view> words;
-  std::size_t i = 0;
-  while (i < query.size()) {
-    while (i < query.size() && (query[i] == ' ' || query[i] == '\t' || query[i] == '\n')) ++i;
-    std::size_t end = i;
-    while (end < query.size() && query[end] != ' ' && query[end] != '\t' && query[end] != '\n') ++end;
-    if (end > i) words.push_back(query.substr(i, end - i));
-    i = end;
-  }
-  std::vector<std::string> identifiers;
-  for (std::string_view word : words) {
-    // Trailing punctuation of prose ("parseConfig?") and call parentheses are not the name.
-    while (!word.empty() && (word.back() == '?' || word.back() == ',' || word.back() == ')' ||
-                             word.back() == '(' || word.back() == '!' || word.back() == ':' ||
-                             (word.back() == '.' && word.size() > 1))) {
-      word.remove_suffix(1);
+// The candidates of one query, each chunk once, in the order they were first found.
+class Candidates {
+public:
+  Candidate& at(std::int64_t id) {
+    auto [found, added] = m_index_of.try_emplace(id, m_list.size());
+    if (added) {
+      m_list.emplace_back();
+      m_list.back().chunk_id = id;
     }
-    if (name_components(word).empty()) continue;
-    bool code_like = words.size() == 1;
-    for (std::size_t c = 0; c < word.size(); ++c) {
-      const char ch = word[c];
-      if (ch == '_' || ch == '.' || ch == ':' || (ch >= '0' && ch <= '9') ||
-          (c > 0 && ch >= 'A' && ch <= 'Z')) {
-        code_like = true;
-      }
-    }
-    if (code_like) identifiers.emplace_back(word);
+    return m_list[found->second];
   }
-  return identifiers;
-}
+  std::vector<Candidate>& list() { return m_list; }
+  std::size_t position(std::int64_t id) const { return m_index_of.at(id); }
 
-std::vector<double> z_scores(const std::vector<double>& values) {
-  std::vector<double> z(values.size(), 0.0);
-  if (values.size() < 2) return z;
-  double mean = 0.0;
-  for (double v : values) mean += v;
-  mean /= static_cast<double>(values.size());
-  double variance = 0.0;
-  for (double v : values) variance += (v - mean) * (v - mean);
-  const double deviation = std::sqrt(variance / static_cast<double>(values.size()));
-  if (deviation < 1e-12) return z;
-  for (std::size_t i = 0; i < values.size(); ++i) z[i] = (values[i] - mean) / deviation;
-  return z;
-}
+private:
+  std::vector<Candidate> m_list;
+  std::unordered_map<std::int64_t, std::size_t> m_index_of;
+};
 
-util::Result<std::vector<SearchHit>> search(const store::Store& store, const SearchOptions& options,
-                                            embed::Embedder* embedder) {
-  Mode mode = options.mode;
-  if (mode == Mode::semantic && embedder == nullptr) {
-    return util::Error{
-        "semantic search needs an embedding model and this index has none: use --mode lexical"};
-  }
-  if (options.limit <= 0) return std::vector<SearchHit>{};
-  if (mode != Mode::lexical && embedder != nullptr) {
-    const auto stamp = store.meta("embedding_model");
-    if (!stamp || stamp->empty()) {
-      if (mode == Mode::semantic) {
-        return util::Error{"index '" + store.path() +
-                           "' has no vectors (it was built without a model): rebuild it with "
-                           "`kasava index --rebuild`, or use --mode lexical"};
-      }
-      mode = Mode::lexical;
-    } else if (*stamp != embedder->model_id()) {
-      return util::Error{"index '" + store.path() + "' was built with model '" + *stamp +
-                         "', but the model in use is '" + embedder->model_id() +
-                         "': rebuild it with `kasava index --rebuild` (or pass --model with the "
-                         "model it was built with)"};
-    }
-  } else if (embedder == nullptr) {
-    mode = Mode::lexical;
-  }
-
-  const bool filtered = !options.language.empty() || !options.path_glob.empty();
-  auto accepts = [&](std::string_view path, std::string_view language) {
+// What the search works with, besides the candidates.
+struct Plan {
+  const store::Store& store;
+  const SearchOptions& options;
+  const Query& query;
+  Mode mode;
+  bool filtered = false;  // a language or path filter is set
+  bool accepts(std::string_view path, std::string_view language) const {
     return (options.language.empty() || language == options.language) &&
            (options.path_glob.empty() || util::glob_match(options.path_glob, path));
-  };
-
-  std::vector<Candidate> candidates;
-  std::unordered_map<std::int64_t, std::size_t> index_of;
-  auto candidate = [&](std::int64_t id) -> Candidate& {
-    auto [found, added] = index_of.try_emplace(id, candidates.size());
-    if (added) {
-      candidates.emplace_back();
-      candidates.back().chunk_id = id;
-    }
-    return candidates[found->second];
-  };
-
-  // The lexical side.
-  bool lexical_full = false;
-  if (mode != Mode::semantic) {
-    const std::string expression = match_expression(options.query);
-    if (expression.empty() && mode == Mode::lexical) return std::vector<SearchHit>{};
-    const int pool = filtered ? std::max(options.limit * 50, 2000)
-                     : mode == Mode::hybrid
-                         ? std::max(options.limit * 10, k_hybrid_lexical_candidates)
-                         : std::max(options.limit * 10, 200);
-    auto lexical = store.lexical_search(expression, options.weights, pool);
-    if (!lexical) return lexical.error();
-    lexical_full = static_cast<int>(lexical->size()) >= pool;
-    for (const auto& hit : *lexical) {
-      Candidate& c = candidate(hit.chunk_id);
-      c.lexical = hit.score;
-      c.has_lexical = true;
-    }
   }
+};
 
-  // The semantic side.
-  std::vector<float> query_vector;
-  int dims = 0;  // the query vector's, which are the index's (same model)
-  if (mode != Mode::lexical) {
-    auto embedded = embedder->embed({std::string_view(options.query)}, embed::InputKind::query);
-    if (!embedded) return embedded.error();
-    if (!embedded->empty()) query_vector = std::move(embedded->front());
-    dims = static_cast<int>(query_vector.size());
-    const bool zero = std::all_of(query_vector.begin(), query_vector.end(),
-                                  [](float v) { return v == 0.0f; });
-    if (zero) {
-      // No word of the query is known to the model: nothing to rank by meaning.
-      if (mode == Mode::semantic) return std::vector<SearchHit>{};
-      mode = Mode::lexical;
+// The mode the index and the embedder allow: hybrid without vectors (or without a model) is
+// lexical; semantic without vectors is an error, as is an index of another model.
+util::Result<Mode> usable_mode(const store::Store& store, Mode mode, embed::Embedder* embedder) {
+  if (embedder == nullptr) return Mode::lexical;
+  if (mode == Mode::lexical) return mode;
+  const auto stamp = store.meta("embedding_model");
+  if (!stamp || stamp->empty()) {
+    if (mode == Mode::semantic) {
+      return util::Error{"index '" + store.path() +
+                         "' has no vectors (it was built without a model): rebuild it with "
+                         "`kasava index --rebuild`, or use --mode lexical"};
     }
+    return Mode::lexical;
   }
-  if (mode != Mode::lexical) {
-    const auto code = store::binary_code(query_vector);
-    const int scan = std::max(k_rescore_candidates, options.limit * 3);
-    const auto near = filtered ? store.nearest_codes(code, scan, accepts)
-                               : store.nearest_codes(code, scan);
-    std::vector<std::int64_t> ids;
-    ids.reserve(near.size());
-    for (const auto& hit : near) ids.push_back(hit.chunk_id);
-    std::vector<std::pair<double, std::int64_t>> rescored;
-    for (const auto& vector : store.vectors_by_id(ids, dims)) {
-      rescored.emplace_back(store::int8_cosine(query_vector, vector.values), vector.chunk_id);
-    }
-    std::sort(rescored.begin(), rescored.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
-    const std::size_t keep =
-        mode == Mode::hybrid
-            ? std::min(rescored.size(), static_cast<std::size_t>(std::max(
-                                            k_semantic_candidates, options.limit * 2)))
-            : rescored.size();
-    for (std::size_t i = 0; i < keep; ++i) {
-      Candidate& c = candidate(rescored[i].second);
-      c.cosine = rescored[i].first;
-      c.has_cosine = true;
-    }
+  if (*stamp != embedder->model_id()) {
+    return util::Error{"index '" + store.path() + "' was built with model '" + *stamp +
+                       "', but the model in use is '" + embedder->model_id() +
+                       "': rebuild it with `kasava index --rebuild` (or pass --model with the "
+                       "model it was built with)"};
   }
+  return mode;
+}
 
-  // Records (and the filters for lexical candidates).
-  {
-    std::vector<std::int64_t> ids;
-    ids.reserve(candidates.size());
-    for (const auto& c : candidates) ids.push_back(c.chunk_id);
-    // Heads only: the text is read for the results alone, at the end.
-    for (auto& record : store.chunks_by_id(ids, store::Store::Detail::head)) {
-      candidates[index_of.at(record.id)].record = std::move(record);
-    }
-    std::erase_if(candidates, [&](const Candidate& c) {
-      return c.record.id == 0 || (filtered && !accepts(c.record.path, c.record.language));
-    });
+// The lexical side: the best chunks by BM25 over a pool larger than the page. Returns whether
+// the pool was filled (then chunks outside it may still match).
+util::Result<bool> add_lexical(const Plan& plan, Candidates& candidates) {
+  const int limit = plan.options.limit;
+  const int pool = plan.filtered             ? std::max(limit * 50, 2000)
+                   : plan.mode == Mode::hybrid ? std::max(limit * 10, k_hybrid_lexical_candidates)
+                                               : std::max(limit * 10, 200);
+  auto lexical = plan.store.lexical_search(plan.query.match_expression, plan.options.weights, pool);
+  if (!lexical) return lexical.error();
+  for (const auto& hit : *lexical) {
+    Candidate& c = candidates.at(hit.chunk_id);
+    c.lexical = hit.score;
+    c.has_lexical = true;
   }
+  return static_cast<int>(lexical->size()) >= pool;
+}
 
-  if (mode == Mode::lexical) {
-    for (auto& c : candidates) {
-      c.value = c.lexical;
-      c.score = squash(c.lexical);
-    }
-  } else if (mode == Mode::semantic) {
-    for (auto& c : candidates) {
-      c.value = c.cosine;
-      c.score = calibrated(c.cosine);
-    }
-  } else {
-    // Both scores for every candidate.
-    std::vector<std::int64_t> missing;
-    double lexical_floor = 0.0;
-    double cosine_floor = 1.0;
-    bool first_lexical = true;
-    for (const auto& c : candidates) {
-      if (!c.has_cosine) missing.push_back(c.chunk_id);
-      if (c.has_lexical) {
-        lexical_floor = first_lexical ? c.lexical : std::min(lexical_floor, c.lexical);
-        first_lexical = false;
-      }
-      if (c.has_cosine) cosine_floor = std::min(cosine_floor, c.cosine);
-    }
-    if (!lexical_full) lexical_floor = 0.0;
-    std::unordered_map<std::int64_t, double> cosines;
-    for (const auto& vector : store.vectors_by_id(missing, dims)) {
-      cosines.emplace(vector.chunk_id, store::int8_cosine(query_vector, vector.values));
-    }
-    std::vector<double> lexical;
-    std::vector<double> semantic;
-    for (auto& c : candidates) {
-      if (!c.has_cosine) {
-        const auto found = cosines.find(c.chunk_id);
-        c.cosine = found != cosines.end() ? found->second : std::min(cosine_floor, 0.0);
-      }
-      if (!c.has_lexical) c.lexical = lexical_floor;
-      lexical.push_back(c.lexical);
-      semantic.push_back(c.cosine);
-    }
-    const auto z_lexical = z_scores(lexical);
-    const auto z_semantic = z_scores(semantic);
-    const auto identifiers = identifier_words(options.query);
-    const bool one_identifier =
-        identifiers.size() == 1 && util::query_terms(options.query).size() <=
-                                       util::query_terms(identifiers.front()).size();
-    const double w = options.hybrid_weight ? *options.hybrid_weight
-                     : one_identifier      ? k_identifier_weight
-                                           : hybrid_weight();
-    const auto parts = query_parts(options.query);
-    std::map<std::string, int> good_per_file;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      auto& c = candidates[i];
-      c.value = w * z_semantic[i] + (1.0 - w) * z_lexical[i];
-      if (c.value > 0.0) ++good_per_file[c.record.path];
-    }
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      auto& c = candidates[i];
-      const int good = good_per_file[c.record.path] - (c.value > 0.0 ? 1 : 0);
-      c.value += k_file_bonus * std::min(good, k_file_bonus_chunks);
-      if (symbol_holds(parts, c.record)) c.value += k_symbol_words_boost;
-      const bool exact = std::any_of(identifiers.begin(), identifiers.end(),
-                                     [&](const std::string& word) { return names_chunk(word, c.record); });
-      if (exact) c.value = k_exact_symbol_boost + z_lexical[i];
-      const double lexical_score = c.has_lexical ? squash(c.lexical) : 0.0;
-      c.score = 1.0 - (1.0 - lexical_score) * (1.0 - calibrated(c.cosine));
-    }
+// The query's vector; empty when no word of it is known to the model (nothing to rank by
+// meaning then).
+util::Result<std::vector<float>> embed_query(embed::Embedder& embedder, const Query& query) {
+  auto embedded = embedder.embed({std::string_view(query.text)}, embed::InputKind::query);
+  if (!embedded) return embedded.error();
+  std::vector<float> vector;
+  if (!embedded->empty()) vector = std::move(embedded->front());
+  if (std::all_of(vector.begin(), vector.end(), [](float v) { return v == 0.0f; })) return std::vector<float>{};
+  return vector;
+}
+
+// The semantic side: the Hamming scan's nearest chunks, rescored by cosine against their
+// 4-bit values; hybrid keeps the best k_semantic_candidates of them.
+void add_semantic(const Plan& plan, const std::vector<float>& query_vector, Candidates& candidates) {
+  const auto code = store::binary_code(query_vector);
+  const int scan = std::max(k_rescore_candidates, plan.options.limit * 3);
+  const auto near =
+      plan.filtered ? plan.store.nearest_codes(code, scan,
+                                               [&](std::string_view path, std::string_view language) {
+                                                 return plan.accepts(path, language);
+                                               })
+                    : plan.store.nearest_codes(code, scan);
+  std::vector<std::int64_t> ids;
+  ids.reserve(near.size());
+  for (const auto& hit : near) ids.push_back(hit.chunk_id);
+  std::vector<std::pair<double, std::int64_t>> rescored;
+  const int dims = static_cast<int>(query_vector.size());
+  for (const auto& vector : plan.store.vectors_by_id(ids, dims)) {
+    rescored.emplace_back(store::int8_cosine(query_vector, vector.values), vector.chunk_id);
   }
+  std::sort(rescored.begin(), rescored.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  const std::size_t keep =
+      plan.mode == Mode::hybrid
+          ? std::min(rescored.size(), static_cast<std::size_t>(std::max(
+                                          k_semantic_candidates, plan.options.limit * 2)))
+          : rescored.size();
+  for (std::size_t i = 0; i < keep; ++i) {
+    Candidate& c = candidates.at(rescored[i].second);
+    c.cosine = rescored[i].first;
+    c.has_cosine = true;
+  }
+}
 
+// Every candidate's record without its text (read for the results alone, at the end); drops
+// the chunks gone meanwhile and, for lexical candidates, those the filters refuse.
+void load_heads(const Plan& plan, Candidates& candidates) {
+  auto& list = candidates.list();
+  std::vector<std::int64_t> ids;
+  ids.reserve(list.size());
+  for (const auto& c : list) ids.push_back(c.chunk_id);
+  for (auto& record : plan.store.chunks_by_id(ids, store::Store::Detail::head)) {
+    list[candidates.position(record.id)].record = std::move(record);
+  }
+  std::erase_if(list, [&](const Candidate& c) {
+    return c.record.id == 0 || (plan.filtered && !plan.accepts(c.record.path, c.record.language));
+  });
+}
+
+// Hybrid: both scores for every candidate (see the top of this file), blended per query.
+void blend(const Plan& plan, const std::vector<float>& query_vector, bool lexical_full,
+           std::vector<Candidate>& candidates) {
+  std::vector<std::int64_t> missing;
+  double lexical_floor = 0.0;
+  double cosine_floor = 1.0;
+  bool first_lexical = true;
+  for (const auto& c : candidates) {
+    if (!c.has_cosine) missing.push_back(c.chunk_id);
+    if (c.has_lexical) {
+      lexical_floor = first_lexical ? c.lexical : std::min(lexical_floor, c.lexical);
+      first_lexical = false;
+    }
+    if (c.has_cosine) cosine_floor = std::min(cosine_floor, c.cosine);
+  }
+  if (!lexical_full) lexical_floor = 0.0;
+  std::unordered_map<std::int64_t, double> cosines;
+  const int dims = static_cast<int>(query_vector.size());
+  for (const auto& vector : plan.store.vectors_by_id(missing, dims)) {
+    cosines.emplace(vector.chunk_id, store::int8_cosine(query_vector, vector.values));
+  }
+  std::vector<double> lexical;
+  std::vector<double> semantic;
+  for (auto& c : candidates) {
+    if (!c.has_cosine) {
+      const auto found = cosines.find(c.chunk_id);
+      c.cosine = found != cosines.end() ? found->second : std::min(cosine_floor, 0.0);
+    }
+    if (!c.has_lexical) c.lexical = lexical_floor;
+    lexical.push_back(c.lexical);
+    semantic.push_back(c.cosine);
+  }
+  const auto z_lexical = z_scores(lexical);
+  const auto z_semantic = z_scores(semantic);
+  const Query& query = plan.query;
+  const double w = plan.options.hybrid_weight ? *plan.options.hybrid_weight
+                   : query.one_identifier     ? k_identifier_weight
+                                              : plan.options.prose_weight;
+  std::map<std::string, int> good_per_file;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    auto& c = candidates[i];
+    c.value = w * z_semantic[i] + (1.0 - w) * z_lexical[i];
+    if (c.value > 0.0) ++good_per_file[c.record.path];
+  }
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    auto& c = candidates[i];
+    const int good = good_per_file[c.record.path] - (c.value > 0.0 ? 1 : 0);
+    c.value += k_file_bonus * std::min(good, k_file_bonus_chunks);
+    if (symbol_holds(query.parts, c.record)) c.value += k_symbol_words_boost;
+    const bool exact = std::any_of(query.identifiers.begin(), query.identifiers.end(),
+                                   [&](const std::string& word) { return names_chunk(word, c.record); });
+    if (exact) c.value = k_exact_symbol_boost + z_lexical[i];
+    const double lexical_score = c.has_lexical ? squash(c.lexical) : 0.0;
+    c.score = 1.0 - (1.0 - lexical_score) * (1.0 - calibrated(c.cosine));
+  }
+}
+
+// The page: candidates by value (ties by path and line), at most max_per_file of a file
+// before other files get their turn, scores made non-increasing, full records read.
+std::vector<SearchHit> order(const Plan& plan, std::vector<Candidate>& candidates) {
+  const SearchOptions& options = plan.options;
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.value != b.value) return a.value > b.value;
     if (a.record.path != b.record.path) return a.record.path < b.record.path;
@@ -484,7 +336,7 @@ util::Result<std::vector<SearchHit>> search(const store::Store& store, const Sea
   result_ids.reserve(ordered.size());
   for (const Candidate* c : ordered) result_ids.push_back(c->chunk_id);
   std::unordered_map<std::int64_t, store::ChunkRecord> full;
-  for (auto& record : store.chunks_by_id(result_ids)) full.emplace(record.id, std::move(record));
+  for (auto& record : plan.store.chunks_by_id(result_ids)) full.emplace(record.id, std::move(record));
   std::vector<SearchHit> results;
   results.reserve(ordered.size());
   for (Candidate* c : ordered) {
@@ -492,9 +344,102 @@ util::Result<std::vector<SearchHit>> search(const store::Store& store, const Sea
     if (found == full.end()) continue;  // replaced by a writer between the two reads
     double score = c->score;
     if (!results.empty()) score = std::min(score, results.back().score);
-    results.push_back(SearchHit{static_cast<int>(results.size()) + 1, score, mode, std::move(found->second)});
+    results.push_back(SearchHit{static_cast<int>(results.size()) + 1, score, plan.mode,
+                                std::move(found->second)});
   }
   return results;
+}
+
+} // namespace
+
+std::optional<Mode> parse_mode(std::string_view name) {
+  if (name == "hybrid") return Mode::hybrid;
+  if (name == "semantic") return Mode::semantic;
+  if (name == "lexical") return Mode::lexical;
+  return std::nullopt;
+}
+
+std::string_view mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::hybrid: return "hybrid";
+    case Mode::semantic: return "semantic";
+    case Mode::lexical: return "lexical";
+  }
+  return "hybrid";
+}
+
+std::string qualified_name(const store::ChunkRecord& record) {
+  const auto& chunk = record.chunk;
+  if (chunk.parent.empty() || chunk.symbol.empty()) return chunk.symbol;
+  const auto& language = record.language;
+  const bool colons = language == "cpp" || language == "c" || language == "rust" || language == "php";
+  return chunk.parent + (colons ? "::" : ".") + chunk.symbol;
+}
+
+std::vector<double> z_scores(const std::vector<double>& values) {
+  std::vector<double> z(values.size(), 0.0);
+  if (values.size() < 2) return z;
+  double mean = 0.0;
+  for (double v : values) mean += v;
+  mean /= static_cast<double>(values.size());
+  double variance = 0.0;
+  for (double v : values) variance += (v - mean) * (v - mean);
+  const double deviation = std::sqrt(variance / static_cast<double>(values.size()));
+  if (deviation < 1e-12) return z;
+  for (std::size_t i = 0; i < values.size(); ++i) z[i] = (values[i] - mean) / deviation;
+  return z;
+}
+
+util::Result<std::vector<SearchHit>> search(const store::Store& store, const SearchOptions& options,
+                                            embed::Embedder* embedder) {
+  if (options.mode == Mode::semantic && embedder == nullptr) {
+    return util::Error{
+        "semantic search needs an embedding model and this index has none: use --mode lexical"};
+  }
+  if (options.limit <= 0) return std::vector<SearchHit>{};
+  auto mode = usable_mode(store, options.mode, embedder);
+  if (!mode) return mode.error();
+  const Query query = parse_query(options.query);
+  Plan plan{store, options, query, *mode};
+  plan.filtered = !options.language.empty() || !options.path_glob.empty();
+  Candidates candidates;
+
+  bool lexical_full = false;
+  if (plan.mode != Mode::semantic) {
+    if (!query.has_terms() && plan.mode == Mode::lexical) return std::vector<SearchHit>{};
+    auto full = add_lexical(plan, candidates);
+    if (!full) return full.error();
+    lexical_full = *full;
+  }
+  std::vector<float> query_vector;
+  if (plan.mode != Mode::lexical) {
+    auto embedded = embed_query(*embedder, query);
+    if (!embedded) return embedded.error();
+    query_vector = std::move(embedded).value();
+    if (query_vector.empty()) {
+      if (plan.mode == Mode::semantic) return std::vector<SearchHit>{};
+      plan.mode = Mode::lexical;
+    } else {
+      add_semantic(plan, query_vector, candidates);
+    }
+  }
+  load_heads(plan, candidates);
+
+  auto& list = candidates.list();
+  if (plan.mode == Mode::lexical) {
+    for (auto& c : list) {
+      c.value = c.lexical;
+      c.score = squash(c.lexical);
+    }
+  } else if (plan.mode == Mode::semantic) {
+    for (auto& c : list) {
+      c.value = c.cosine;
+      c.score = calibrated(c.cosine);
+    }
+  } else {
+    blend(plan, query_vector, lexical_full, list);
+  }
+  return order(plan, list);
 }
 
 } // namespace kasava::search

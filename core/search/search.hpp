@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/embed/embedder.hpp"
+#include "core/search/query.hpp"
 #include "core/store/store.hpp"
 #include "core/util/result.hpp"
 
@@ -21,12 +22,9 @@ std::optional<Mode> parse_mode(std::string_view name);
 /// "hybrid" / "semantic" / "lexical".
 std::string_view mode_name(Mode mode);
 
-/// Weight of the semantic side in the hybrid blend (w·z_semantic + (1−w)·z_lexical). Tuned on
-/// the CoSQA dev split only; the hidden environment variable KASAVA_HYBRID_WEIGHT overrides
-/// it (for tuning runs), see hybrid_weight().
+/// Weight of the semantic side in the hybrid blend (w·z_semantic + (1−w)·z_lexical) for a
+/// query in words. Tuned on the CoSQA dev split only.
 inline constexpr double k_hybrid_weight = 0.75;
-/// k_hybrid_weight, or KASAVA_HYBRID_WEIGHT when it holds a number in [0, 1].
-double hybrid_weight();
 
 struct SearchOptions {
   std::string query;
@@ -37,7 +35,9 @@ struct SearchOptions {
   double min_score = 0.0;
   int max_per_file = 3;   ///< chunks of one file before other files get their turn
   store::FieldWeights weights;
-  std::optional<double> hybrid_weight;  ///< the blend's w; unset = hybrid_weight()
+  /// The blend's w for a query that is not one identifier (tuning runs change it).
+  double prose_weight = k_hybrid_weight;
+  std::optional<double> hybrid_weight;  ///< the blend's w for every query; unset = as above
 };
 
 struct SearchHit {
@@ -54,15 +54,6 @@ struct SearchHit {
 /// A chunk's symbol qualified by its parent the way its language writes it:
 /// `Store::open` (C++, Rust, PHP), `Request.Cookies` (others); the bare symbol without parent.
 std::string qualified_name(const store::ChunkRecord& record);
-
-/// The FTS5 MATCH expression for a query: its terms (util::query_terms), quoted, OR-ed.
-/// "" when the query has no searchable term.
-std::string match_expression(std::string_view query);
-
-/// The words of a query that name code (parseConfig, save_file, Store::open, or the query's
-/// only word): a chunk whose symbol is one of them is boosted in hybrid mode, so exact
-/// identifier queries rank at least as well as in lexical mode.
-std::vector<std::string> identifier_words(std::string_view query);
 
 /// Per-query standard scores: (x − mean) / standard deviation; all 0 when they are all equal.
 std::vector<double> z_scores(const std::vector<double>& values);
