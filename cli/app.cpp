@@ -297,7 +297,7 @@ int run(int argc, char** argv) {
     if (commands::interrupted()) {
       print_error("interrupted: the index keeps every file written so far; run `kasava index` "
                   "again to finish");
-      return commands::exit_code(ExitStatus::interrupted);
+      return commands::exit_code(commands::interrupted_status());
     }
     print_error(e.what());
   } catch (const std::exception& e) {

@@ -90,7 +90,7 @@ std::string generate_man(const CLI::App& app) {
     if (!command.footer.empty()) text += ".PP\n.nf\n" + roff(command.footer) + "\n.fi\n";
   }
   text += ".SH EXIT STATUS\n0 results found (or success), 1 no result, 2 error, 130 interrupted "
-          "(SIGINT or SIGTERM).\n";
+          "(SIGINT), 143 terminated (SIGTERM).\n";
   text += ".SH ENVIRONMENT\n.TP\n\\fBKASAVA_INDEX\\fR\nIndex file to use.\n"
           ".TP\n\\fBKASAVA_MODEL\\fR\nEmbedding model file to use (as \\fB\\-\\-model\\fR).\n"
           ".TP\n\\fBNO_COLOR\\fR, \\fBCLICOLOR_FORCE\\fR\nTurn colour off (any value) or force it on "

@@ -111,7 +111,7 @@ ExitStatus stream_answer(const std::string& question, const std::vector<search::
     if (!interrupted()) return ExitStatus::success;  // stdout closed: quietly, as ask does
     output.flush();
     output.warning("interrupted: the answer is incomplete");
-    return ExitStatus::interrupted;
+    return interrupted_status();
   }
   // The sources follow any text that arrived, even a partial answer, so its citations can be
   // checked; an exchange that failed before the first word shows only the error.
