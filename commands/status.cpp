@@ -129,7 +129,7 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
   auto row = [&](const char* label, const std::string& value) {
     char padded[16];
     std::snprintf(padded, sizeof padded, "%-11s", label);
-    text += context.output.paint(padded, Style::kind) + value + "\n";
+    text += context.output.paint(padded, Style::kind) + util::escape_controls(value) + "\n";
   };
   row("index", target.index_path + " (" + util::format_bytes(stats.index_bytes) + ")");
   row("root", root);

