@@ -53,7 +53,8 @@ std::vector<std::pair<const char*, const Setting*>> shown_settings(const Setting
           {"rate_limit", &settings.rate_limit},
           {"openai_base_url", &settings.openai_base_url},
           {"voyage_base_url", &settings.voyage_base_url},
-          {"anthropic_base_url", &settings.anthropic_base_url}};
+          {"anthropic_base_url", &settings.anthropic_base_url},
+          {"allow_repository_models", &settings.allow_repository_models}};
 }
 
 } // namespace

@@ -126,3 +126,55 @@ TEST_CASE("ask: a file name with a newline keeps path:line output one place per 
   CHECK_THAT(lines[0], Catch::StartsWith("two\\nlines.py:1-3"));
   for (const auto& line : lines) CHECK_FALSE(line.rfind("lines.py:", 0) == 0);
 }
+
+TEST_CASE("settings: a repository's config may not choose a remote model for its code") {
+  FixtureRepo repo;
+  repo.write("src/app.py", "def handler():\n    return 1\n");
+  repo.write(".kasava/config", "model = openai:from-repo\nallow_repository_models = true\n");
+  TempDir home("home");
+  fs::create_directories(home / "kasava");
+  RunOptions env;
+  env.set_env("XDG_CONFIG_HOME", home.path());
+  const auto model_of = [&](const RunResult& run) {
+    INFO(describe(run));
+    REQUIRE(run.exit_code == 0);
+    return parse_json_output(run.out)["model"].as_string();
+  };
+
+  // Refused with a warning (the repository cannot allow itself either): the built-in model.
+  const RunResult refused = repo.kasava({"index", "--dry-run", "--json"}, env);
+  CHECK(model_of(refused).find("from-repo") == std::string::npos);
+  CHECK(has_byte(refused.err, "ignoring model 'openai:from-repo' in '" + repo.path(".kasava/config") +
+                                  ":1': a repository's config may not send its code to a remote model"));
+  CHECK(has_byte(refused.err, "ignoring 'allow_repository_models'"));
+
+  // The user's own choice applies instead.
+  std::ofstream(home / "kasava/config") << "model = openai:from-user\n";
+  CHECK_THAT(model_of(repo.kasava({"index", "--dry-run", "--json"}, env)),
+             Catch::StartsWith("openai:from-user"));
+
+  // The user may allow it: in their config, in the environment, or by choosing the same model.
+  std::ofstream(home / "kasava/config") << "allow_repository_models = true\n";
+  CHECK_THAT(model_of(repo.kasava({"index", "--dry-run", "--json"}, env)),
+             Catch::StartsWith("openai:from-repo"));
+  std::ofstream(home / "kasava/config") << "model = openai:from-repo\n";
+  const RunResult same = repo.kasava({"index", "--dry-run", "--json"}, env);
+  CHECK_THAT(model_of(same), Catch::StartsWith("openai:from-repo"));
+  CHECK_FALSE(has_byte(same.err, "ignoring model"));
+  std::ofstream(home / "kasava/config") << "";
+  RunOptions allowed = env;
+  allowed.set_env("KASAVA_ALLOW_REPOSITORY_MODELS", "1");
+  CHECK_THAT(model_of(repo.kasava({"index", "--dry-run", "--json"}, allowed)),
+             Catch::StartsWith("openai:from-repo"));
+
+  // A local model file is the repository's to choose; a chat model for --answer is not.
+  repo.write(".kasava/config", "model = builtin\nanswer_model = anthropic:from-repo\n");
+  REQUIRE(repo.kasava({"index"}, env).exit_code == 0);
+  const RunResult status = repo.kasava({"status", "--json"}, env);
+  INFO(describe(status));
+  REQUIRE(status.exit_code == 0);
+  const JsonValue settings = parse_json_output(status.out)["settings"];
+  CHECK(settings["model"]["origin"].as_string() == "repository config");
+  CHECK(settings["answer_model"]["origin"].as_string() == "unset");
+  CHECK(has_byte(status.err, "ignoring answer_model 'anthropic:from-repo'"));
+}
