@@ -178,3 +178,40 @@ TEST_CASE("settings: a repository's config may not choose a remote model for its
   CHECK(settings["answer_model"]["origin"].as_string() == "unset");
   CHECK(has_byte(status.err, "ignoring answer_model 'anthropic:from-repo'"));
 }
+
+TEST_CASE("index URL: a failed clone leaves no folders in the cache") {
+  TempDir cache("failed-clone");
+  RunOptions options;
+  options.cwd = cache.path();
+  options.set_env("XDG_CACHE_HOME", cache.path());
+  const RunResult run = run_kasava({"index", "file:///nonexistent/kasava-e2e/project.git"}, options);
+  INFO(describe(run));
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Catch::Contains("cloning"));
+  CHECK(fs::is_empty(cache.path()));
+}
+
+TEST_CASE("index: a repository the user cannot write to names the folder it could not create") {
+  TempDir parent("unwritable");
+  const std::string root = parent / "repo";
+  fs::create_directories(root);
+  std::ofstream(root + "/app.py") << "def handler():\n    return 1\n";
+  // Others (the unprivileged user below) may read and enter, nobody but root may write.
+  fs::permissions(parent.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                     fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(root, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                            fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  RunOptions options;
+  options.cwd = root;
+  // Permissions do not stop root: as root (CI), run kasava as the user nobody.
+  const RunResult run =
+      ::geteuid() == 0
+          ? run_program("setpriv", {"--reuid=65534", "--regid=65534", "--clear-groups", KASAVA_BINARY,
+                                    "index", root},
+                        options)
+          : run_kasava({"index", root}, options);
+  fs::permissions(root, fs::perms::owner_all);
+  INFO(describe(run));
+  CHECK(run.exit_code == 2);
+  CHECK(run.err == "kasava: error: creating folder '" + root + "/.kasava': Permission denied\n");
+}
