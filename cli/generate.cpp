@@ -96,7 +96,8 @@ std::string generate_man(const CLI::App& app) {
           ".TP\n\\fBNO_COLOR\\fR, \\fBCLICOLOR_FORCE\\fR\nTurn colour off (any value) or force it on "
           "(not 0) when \\fB\\-\\-color\\fR is auto.\n"
           ".TP\n\\fBTERM\\fR\nColour is off when it is \\fBdumb\\fR.\n"
-          ".TP\n\\fBXDG_CACHE_HOME\\fR\nWhere cloned repositories are kept (kasava/repos).\n";
+          ".TP\n\\fBXDG_CACHE_HOME\\fR\nWhere cloned repositories are kept (kasava/repos); without it "
+          "~/.cache, and without HOME a folder of the user's own, $TMPDIR/kasava-<uid> (0700).\n";
   return text;
 }
 
