@@ -4,7 +4,9 @@
 #include "cli/app.hpp"
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -30,6 +32,44 @@ enum class Needs {
   nothing,     ///< index: finds or clones its own target
   index,       ///< ask, status: an index, found by walking up or made from the repository
 };
+
+// Validators whose description (shown in --help) is CLI11's, with a message of our own: the
+// built-in ones let NaN through (every comparison with it is false) and describe
+// CLI::PositiveNumber's range as 0 to the largest double, all 309 digits of it.
+
+/// --min-score: a number from 0 to 1; "nan" and "inf" are not.
+CLI::Validator unit_interval() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0.0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        const bool number = error == std::errc() && end == text.data() + text.size();
+        if (number && value >= 0.0 && value <= 1.0) return "";
+        return "value '" + text + "' is not a number from 0 to 1";
+      },
+      "FLOAT in [0 - 1]");
+}
+
+/// --max-file-size: a whole number of bytes, at least 1.
+CLI::Validator positive_byte_count() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error == std::errc() && end == text.data() + text.size() && value > 0) return "";
+        return "value '" + text + "' is not a positive whole number of bytes";
+      },
+      "POSITIVE");
+}
+
+/// The query of `ask`: an empty or blank one is a usage error, not a search for nothing.
+CLI::Validator not_blank() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return util::trim(text).empty() ? "the question is empty: ask in words or identifiers" : "";
+      },
+      "");
+}
 
 /// Every option struct, filled by the parser.
 struct ParsedOptions {
@@ -74,7 +114,7 @@ const std::vector<CommandSpec>& command_table() {
          app.add_option("--max-file-size", o.index.max_file_size,
                         "Skip files larger than this many bytes (default: 1048576, or the index's "
                         "last setting); remembered for later refreshes")
-             ->check(CLI::PositiveNumber);
+             ->check(positive_byte_count());
          app.add_option("--threads", o.index.threads, "Parser threads (default: one per core)");
          app.add_flag("--rebuild", o.index.rebuild, "Discard the existing index and build it anew");
          app.add_flag("--dry-run", o.index.dry_run,
@@ -99,7 +139,9 @@ const std::vector<CommandSpec>& command_table() {
        "Chunks named exactly as an identifier of the query (parseConfig) come first.",
        Needs::index,
        [](CLI::App& app, ParsedOptions& o) {
-         app.add_option("query", o.ask.query, "The question, in words or identifiers")->required();
+         app.add_option("query", o.ask.query, "The question, in words or identifiers")
+             ->required()
+             ->check(not_blank());
          app.add_option("-n,--limit", o.ask.limit, "Number of results")
              ->default_val(o.ask.limit)->check(CLI::Range(1, 10000));
          app.add_option("--lang", o.ask.language, "Only results in this language (e.g. python)");
@@ -109,7 +151,7 @@ const std::vector<CommandSpec>& command_table() {
                         "built-in model) or lexical (words: BM25)")
              ->default_val(o.ask.mode)->check(CLI::IsMember({"hybrid", "semantic", "lexical"}));
          app.add_option("--min-score", o.ask.min_score, "Drop results scoring below this (0-1)")
-             ->check(CLI::Range(0.0, 1.0));
+             ->check(unit_interval());
          CLI::Option* json = app.add_flag("--json", o.ask.json, "Print results as one JSON document");
          CLI::Option* jsonl =
              app.add_flag("--jsonl", o.ask.jsonl, "Print one JSON object per result, one per line")
@@ -161,7 +203,8 @@ const std::vector<CommandSpec>& command_table() {
 
 void print_error(const std::string& message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "kasava: error: %s\n", message.c_str());
+  // Errors quote file names and libraries' messages: one line, nothing a terminal obeys.
+  std::fprintf(stderr, "kasava: error: %s\n", util::escape_controls(message).c_str());
 }
 
 // The first word that is neither an option nor an option's value, or "" (the command).
@@ -297,7 +340,7 @@ int run(int argc, char** argv) {
     if (commands::interrupted()) {
       print_error("interrupted: the index keeps every file written so far; run `kasava index` "
                   "again to finish");
-      return commands::exit_code(ExitStatus::interrupted);
+      return commands::exit_code(commands::interrupted_status());
     }
     print_error(e.what());
   } catch (const std::exception& e) {

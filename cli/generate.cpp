@@ -90,13 +90,14 @@ std::string generate_man(const CLI::App& app) {
     if (!command.footer.empty()) text += ".PP\n.nf\n" + roff(command.footer) + "\n.fi\n";
   }
   text += ".SH EXIT STATUS\n0 results found (or success), 1 no result, 2 error, 130 interrupted "
-          "(SIGINT or SIGTERM).\n";
+          "(SIGINT), 143 terminated (SIGTERM).\n";
   text += ".SH ENVIRONMENT\n.TP\n\\fBKASAVA_INDEX\\fR\nIndex file to use.\n"
           ".TP\n\\fBKASAVA_MODEL\\fR\nEmbedding model file to use (as \\fB\\-\\-model\\fR).\n"
           ".TP\n\\fBNO_COLOR\\fR, \\fBCLICOLOR_FORCE\\fR\nTurn colour off (any value) or force it on "
           "(not 0) when \\fB\\-\\-color\\fR is auto.\n"
           ".TP\n\\fBTERM\\fR\nColour is off when it is \\fBdumb\\fR.\n"
-          ".TP\n\\fBXDG_CACHE_HOME\\fR\nWhere cloned repositories are kept (kasava/repos).\n";
+          ".TP\n\\fBXDG_CACHE_HOME\\fR\nWhere cloned repositories are kept (kasava/repos); without it "
+          "~/.cache, and without HOME a folder of the user's own, $TMPDIR/kasava-<uid> (0700).\n";
   return text;
 }
 

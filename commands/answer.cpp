@@ -36,9 +36,10 @@ std::string sources_text(const answer::Prompt& prompt, const Output& output) {
   text += ":\n";
   for (std::size_t i = 0; i < prompt.sent.size(); ++i) {
     const answer::Source& source = prompt.sent[i];
-    text += "  " + output.paint(source.path, Style::path) + ":" +
+    text += "  " + output.paint(util::escape_controls(source.path), Style::path) + ":" +
             std::to_string(source.start_line) + "-" + std::to_string(source.end_line);
-    if (!source.symbol.empty()) text += "  " + output.paint(source.symbol, Style::symbol);
+    if (!source.symbol.empty())
+      text += "  " + output.paint(util::escape_controls(source.symbol), Style::symbol);
     if (prompt.truncated && i + 1 == prompt.sent.size()) text += "  (cut to fit)";
     text += "\n";
   }
@@ -98,7 +99,8 @@ ExitStatus stream_answer(const std::string& question, const std::vector<search::
 
   bool ends_with_newline = true;
   auto on_text = [&](std::string_view piece) {
-    output.out(piece);
+    // The model may repeat what the code holds: its control characters are shown, not obeyed.
+    output.out(util::escape_controls(piece, util::LineBreaks::keep));
     ends_with_newline = piece.back() == '\n';
     return output.flush();  // false when stdout is gone: stop asking for more
   };
@@ -111,7 +113,7 @@ ExitStatus stream_answer(const std::string& question, const std::vector<search::
     if (!interrupted()) return ExitStatus::success;  // stdout closed: quietly, as ask does
     output.flush();
     output.warning("interrupted: the answer is incomplete");
-    return ExitStatus::interrupted;
+    return interrupted_status();
   }
   // The sources follow any text that arrived, even a partial answer, so its citations can be
   // checked; an exchange that failed before the first word shows only the error.

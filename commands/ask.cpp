@@ -92,7 +92,11 @@ enum class Heading { per_place, per_file };
 std::string format_hit(const search::SearchHit& hit, const std::set<std::string>& terms,
                        const Output& output, Heading heading) {
   const auto& chunk = hit.record.chunk;
-  std::string text = heading == Heading::per_place ? output.paint(hit.record.path, Style::path) + ":" : "";
+  // Paths, names and code come from the repository: their control characters are shown, not
+  // sent to the terminal (JSON output escapes them its own way).
+  std::string text = heading == Heading::per_place
+                         ? output.paint(util::escape_controls(hit.record.path), Style::path) + ":"
+                         : "";
   text += output.paint(std::to_string(chunk.start_line) + "-" + std::to_string(chunk.end_line),
                        heading == Heading::per_file ? Style::line_number : Style::plain);
   text += "  ";
@@ -100,7 +104,7 @@ std::string format_hit(const search::SearchHit& hit, const std::set<std::string>
   if (!chunk.symbol.empty()) {
     const std::string name = search::qualified_name(hit.record);
     text += ' ';
-    text += output.paint(name, Style::symbol);
+    text += output.paint(util::escape_controls(name), Style::symbol);
   }
   char score[32];
   std::snprintf(score, sizeof score, "  (%.2f)", hit.score);
@@ -120,7 +124,7 @@ std::string format_hit(const search::SearchHit& hit, const std::set<std::string>
     text += "  ";
     text += output.paint(number, Style::line_number);
     text += "  ";
-    text += highlight(line, terms, chunk.symbol, output);
+    text += highlight(util::escape_controls(line), terms, chunk.symbol, output);
     text += '\n';
     ++shown;
   }
@@ -150,7 +154,7 @@ void print_grouped(const std::vector<search::SearchHit>& hits, const std::set<st
   }
   for (std::size_t f = 0; f < files.size(); ++f) {
     if (f > 0) output.out("\n");
-    output.out(output.paint(files[f], Style::path) + "\n");
+    output.out(output.paint(util::escape_controls(files[f]), Style::path) + "\n");
     for (const auto& hit : hits) {
       if (hit.record.path == files[f]) output.out(format_hit(hit, terms, output, Heading::per_file));
     }

@@ -22,6 +22,10 @@ IndexLock::IndexLock(const std::string& index_path, LockWait wait,
   std::error_code error;
   const auto parent = std::filesystem::path(m_path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  if (error) {  // name the folder: "creating …index.db.lock: No such file" would hide the cause
+    throw util::Failure("creating folder '" + parent.string() + "': " +
+                        std::strerror(error.value()));
+  }
   m_fd = ::open(m_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (m_fd < 0) {
     throw util::Failure("locking index: creating '" + m_path + "': " + std::strerror(errno));

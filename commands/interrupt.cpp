@@ -11,8 +11,15 @@ namespace {
 // polls it (the HTTP client's cancel flag).
 std::atomic<bool> g_interrupted{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
+// The first signal's number, 0 before any: the exit status says which one stopped us.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
-void on_signal(int) { g_interrupted.store(true); }
+void on_signal(int signal) {
+  int none = 0;
+  g_signal.compare_exchange_strong(none, signal);
+  g_interrupted.store(true);
+}
 
 } // namespace
 
@@ -26,6 +33,10 @@ void install_interrupt_handlers() {
 }
 
 bool interrupted() { return g_interrupted.load(); }
+
+ExitStatus interrupted_status() {
+  return g_signal.load() == SIGTERM ? ExitStatus::terminated : ExitStatus::interrupted;
+}
 
 const std::atomic<bool>& interrupt_flag() { return g_interrupted; }
 

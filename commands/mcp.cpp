@@ -260,7 +260,7 @@ ExitStatus run_mcp(const McpCommandOptions& /*options*/, Context& context) {
         if (!send(*reply)) return ExitStatus::success;  // the client went away
       }
     }
-    if (interrupted()) return ExitStatus::interrupted;
+    if (interrupted()) return interrupted_status();
     const ssize_t count = ::read(STDIN_FILENO, buffer, sizeof buffer);
     if (count < 0 && errno == EINTR) continue;
     if (count < 0) throw util::Failure(std::string("reading stdin: ") + std::strerror(errno));

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "core/util/strings.hpp"
+
 namespace kasava::commands {
 namespace {
 
@@ -55,12 +57,15 @@ bool Output::flush() {
 void Output::warning(std::string_view message) {
   if (m_quiet) return;
   end_progress();
-  std::fprintf(stderr, "kasava: warning: %.*s\n", static_cast<int>(message.size()), message.data());
+  // Warnings quote file names and messages from elsewhere: one line, nothing a terminal obeys.
+  const std::string line = util::escape_controls(message);
+  std::fprintf(stderr, "kasava: warning: %s\n", line.c_str());
 }
 
 void Output::progress(std::string_view line) {
   if (!shows_progress()) return;
-  std::fprintf(stderr, "\r\033[K%.*s", static_cast<int>(line.size()), line.data());
+  const std::string shown = util::escape_controls(line);
+  std::fprintf(stderr, "\r\033[K%s", shown.c_str());
   std::fflush(stderr);
   m_progress_shown = true;
 }

@@ -15,26 +15,36 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// Whether a repository's config may set a setting.
+enum class FromRepository {
+  allowed,
+  endpoint,    ///< never: it would choose where the user's API keys go
+  permission,  ///< never: it grants something only the user may grant
+};
+
 // One setting: its config key, its environment variable, and whether a repository's config
-// may set it (endpoints may not: see resolve_settings).
+// may set it (see resolve_settings).
 struct Spec {
   const char* key;
   const char* variable;
   Setting Settings::*member;
-  bool repository_may_set;
+  FromRepository from_repository;
 };
 
 constexpr Spec k_specs[] = {
-    {"model", "KASAVA_MODEL", &Settings::model, true},
-    {"answer_model", "KASAVA_ANSWER_MODEL", &Settings::answer_model, true},
-    {"dimensions", "KASAVA_DIMENSIONS", &Settings::dimensions, true},
-    {"output_dtype", "KASAVA_OUTPUT_DTYPE", &Settings::output_dtype, true},
-    {"retries", "KASAVA_RETRIES", &Settings::retries, true},
-    {"parallel_requests", "KASAVA_PARALLEL_REQUESTS", &Settings::parallel_requests, true},
-    {"rate_limit", "KASAVA_RATE_LIMIT", &Settings::rate_limit, true},
-    {"openai_base_url", "KASAVA_OPENAI_BASE_URL", &Settings::openai_base_url, false},
-    {"voyage_base_url", "KASAVA_VOYAGE_BASE_URL", &Settings::voyage_base_url, false},
-    {"anthropic_base_url", "KASAVA_ANTHROPIC_BASE_URL", &Settings::anthropic_base_url, false},
+    {"model", "KASAVA_MODEL", &Settings::model, FromRepository::allowed},
+    {"answer_model", "KASAVA_ANSWER_MODEL", &Settings::answer_model, FromRepository::allowed},
+    {"dimensions", "KASAVA_DIMENSIONS", &Settings::dimensions, FromRepository::allowed},
+    {"output_dtype", "KASAVA_OUTPUT_DTYPE", &Settings::output_dtype, FromRepository::allowed},
+    {"retries", "KASAVA_RETRIES", &Settings::retries, FromRepository::allowed},
+    {"parallel_requests", "KASAVA_PARALLEL_REQUESTS", &Settings::parallel_requests, FromRepository::allowed},
+    {"rate_limit", "KASAVA_RATE_LIMIT", &Settings::rate_limit, FromRepository::allowed},
+    {"openai_base_url", "KASAVA_OPENAI_BASE_URL", &Settings::openai_base_url, FromRepository::endpoint},
+    {"voyage_base_url", "KASAVA_VOYAGE_BASE_URL", &Settings::voyage_base_url, FromRepository::endpoint},
+    {"anthropic_base_url", "KASAVA_ANTHROPIC_BASE_URL", &Settings::anthropic_base_url,
+     FromRepository::endpoint},
+    {"allow_repository_models", "KASAVA_ALLOW_REPOSITORY_MODELS",
+     &Settings::allow_repository_models, FromRepository::permission},
 };
 
 const Spec* find_spec(std::string_view key) {
@@ -79,17 +89,58 @@ void apply_config_file(const std::string& path, Origin origin, Settings& setting
       settings.warnings.push_back(message);
       continue;
     }
-    if (origin == Origin::repository_config && !spec->repository_may_set) {
+    if (origin == Origin::repository_config && spec->from_repository == FromRepository::endpoint) {
       settings.warnings.push_back(
           "ignoring '" + entry.key + "' in '" + where + "': endpoints are read only from " +
           spec->variable + " or the user's config, so a repository cannot send API keys to a "
           "server of its choosing");
       continue;
     }
+    if (origin == Origin::repository_config && spec->from_repository == FromRepository::permission) {
+      settings.warnings.push_back("ignoring '" + entry.key + "' in '" + where + "': it is read only from " +
+                                  spec->variable + " or the user's config, so a repository cannot "
+                                  "grant it to itself");
+      continue;
+    }
     Setting& setting = settings.*(spec->member);
     // Stronger origins were applied first; within a file the last entry wins.
     if (setting.is_set() && setting.origin != origin) continue;
     setting = Setting{entry.value, origin, where};
+  }
+}
+
+// Whether a model setting names a model that runs elsewhere, so that using it sends code
+// there. As Context makes the embedder: "builtin" and model files (.kmodel, or any path) run
+// on this machine, anything else is a provider's (or an error); chat models are all remote.
+bool names_remote_model(Setting Settings::*member, std::string_view value) {
+  if (member == &Settings::answer_model) return true;
+  const std::string_view trimmed = util::trim(value);
+  return util::to_lower(trimmed) != "builtin" && !util::ends_with(trimmed, ".kmodel") &&
+         trimmed.find('/') == std::string_view::npos;
+}
+
+bool is_true(const Setting& setting) {
+  const std::string value = util::to_lower(util::trim(setting.value));
+  return value == "true" || value == "yes" || value == "1" || value == "on";
+}
+
+// A repository may not choose where its code is sent: a remote model named by its config is
+// dropped (the user's own choice, if any, applies instead) unless the user allowed it with
+// allow_repository_models, or chose that same model.
+void refuse_repository_models(Settings& settings, const Settings& user) {
+  if (is_true(settings.allow_repository_models) || is_true(user.allow_repository_models)) return;
+  for (const Spec& spec : k_specs) {
+    if (spec.member != &Settings::model && spec.member != &Settings::answer_model) continue;
+    Setting& setting = settings.*(spec.member);
+    if (setting.origin != Origin::repository_config || !names_remote_model(spec.member, setting.value))
+      continue;
+    if (util::trim((user.*(spec.member)).value) == util::trim(setting.value)) continue;
+    settings.warnings.push_back(
+        "ignoring " + std::string(spec.key) + " '" + setting.value + "' in '" + setting.source +
+        "': a repository's config may not send its code to a remote model; choose it yourself (" +
+        (spec.member == &Settings::model ? "--model" : "--answer-model") + ", " + spec.variable +
+        ", your config) or allow it with `allow_repository_models = true` in your config");
+    setting = Setting{};
   }
 }
 
@@ -122,11 +173,14 @@ Settings resolve_settings(const std::string& model_flag,
     std::string value = environment(spec.variable);
     if (!value.empty()) setting = Setting{std::move(value), Origin::environment, spec.variable};
   }
+  settings.user_config = user_config_path();
   if (repository_root) {
     settings.repository_config = (fs::path(*repository_root) / ".kasava" / "config").string();
     apply_config_file(settings.repository_config, Origin::repository_config, settings);
+    Settings user;  // the user's config alone: whether it allows, and which models it names
+    apply_config_file(settings.user_config, Origin::user_config, user);
+    refuse_repository_models(settings, user);
   }
-  settings.user_config = user_config_path();
   apply_config_file(settings.user_config, Origin::user_config, settings);
   if (!settings.model.is_set()) settings.model = Setting{"builtin", Origin::default_value, "default"};
   return settings;

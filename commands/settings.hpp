@@ -37,6 +37,9 @@ struct Settings {
   Setting openai_base_url;     ///< KASAVA_OPENAI_BASE_URL, `openai_base_url` (user config only)
   Setting voyage_base_url;     ///< KASAVA_VOYAGE_BASE_URL, `voyage_base_url` (user config only)
   Setting anthropic_base_url;  ///< KASAVA_ANTHROPIC_BASE_URL, `anthropic_base_url` (user config only)
+  /// KASAVA_ALLOW_REPOSITORY_MODELS, `allow_repository_models` (user config only): "true" lets
+  /// a repository's config choose a remote model or answer model.
+  Setting allow_repository_models;
   std::string repository_config;  ///< the repository's config file looked at ("" when no repository)
   std::string user_config;        ///< the user's config file looked at
   /// Problems that do not stop the command (unknown keys, endpoints in a repository config):
@@ -50,7 +53,10 @@ struct Settings {
 ///
 /// Endpoints (base URLs) are read from the environment and the user's config only: a
 /// repository, cloned from anywhere, must not be able to send the user's API keys to a server
-/// of its choosing. A repository config may choose the models.
+/// of its choosing. For the same reason a repository config may choose only local models
+/// (builtin, a .kmodel file): a remote `model` or any `answer_model` from it is ignored with
+/// a warning, unless the user's config or environment allows it (allow_repository_models) or
+/// names the same model.
 Settings resolve_settings(const std::string& model_flag,
                           const std::optional<std::string>& repository_root);
 

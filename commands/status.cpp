@@ -53,7 +53,8 @@ std::vector<std::pair<const char*, const Setting*>> shown_settings(const Setting
           {"rate_limit", &settings.rate_limit},
           {"openai_base_url", &settings.openai_base_url},
           {"voyage_base_url", &settings.voyage_base_url},
-          {"anthropic_base_url", &settings.anthropic_base_url}};
+          {"anthropic_base_url", &settings.anthropic_base_url},
+          {"allow_repository_models", &settings.allow_repository_models}};
 }
 
 } // namespace
@@ -129,7 +130,7 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
   auto row = [&](const char* label, const std::string& value) {
     char padded[16];
     std::snprintf(padded, sizeof padded, "%-11s", label);
-    text += context.output.paint(padded, Style::kind) + value + "\n";
+    text += context.output.paint(padded, Style::kind) + util::escape_controls(value) + "\n";
   };
   row("index", target.index_path + " (" + util::format_bytes(stats.index_bytes) + ")");
   row("root", root);

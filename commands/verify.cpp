@@ -9,6 +9,7 @@
 #include "core/index/verify.hpp"
 #include "core/repo/source.hpp"
 #include "core/util/json.hpp"
+#include "core/util/strings.hpp"
 
 namespace kasava::commands {
 
@@ -40,13 +41,14 @@ void print_text(Output& output, const std::string& index_path, const index::Veri
   if (check.problems.empty()) {
     text += "integrity: ok\n";
   } else {
-    for (const auto& problem : check.problems) text += "damaged: " + problem + "\n";
+    for (const auto& problem : check.problems) text += "damaged: " + util::escape_controls(problem) + "\n";
   }
   if (check.problems.empty()) {
     if (check.inconsistent_paths.empty()) {
       text += "consistency: ok\n";
     } else {
-      for (const auto& path : check.inconsistent_paths) text += "inconsistent: " + path + "\n";
+      for (const auto& path : check.inconsistent_paths)
+        text += "inconsistent: " + util::escape_controls(path) + "\n";
     }
   }
   if (report.needs_rebuild()) {

@@ -34,6 +34,12 @@ std::string Arguments::string(std::string_view name, std::string fallback) {
     fail(name, std::string("expected a string, got ") + util::json_type_name(m_arguments[name].type()));
     return fallback;
   }
+  // JSON may carry "\u0000", which every C string below (paths above all) would cut short:
+  // `src/a.py\u0000.png` must not quietly become `src/a.py`.
+  if (text->find('\0') != std::string::npos) {
+    fail(name, "must not contain a NUL character (\\u0000)");
+    return fallback;
+  }
   return *text;
 }
 

@@ -19,7 +19,7 @@ public:
 
   /// A string that must be present and not blank.
   std::string required_string(std::string_view name);
-  /// A string, or `fallback` when absent or null.
+  /// A string, or `fallback` when absent or null; one holding a NUL character is a problem.
   std::string string(std::string_view name, std::string fallback = "");
   /// A string out of `allowed`, or `fallback` when absent.
   std::string choice(std::string_view name, const std::vector<std::string>& allowed,

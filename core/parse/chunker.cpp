@@ -26,7 +26,9 @@
 // 3. Nesting. Definitions sorted by (start, -end) form a tree with one stack pass. A node
 //    captured by two patterns keeps the first pattern's kind; a definition inside another
 //    with the same name node is the same definition seen through a wrapper (C++
-//    template_declaration) and is dropped. The parent of a definition is its explicit
+//    template_declaration) and is dropped, as is one of the same kind that is the `type` of
+//    the definition around it (C's `typedef enum X {…} X;` is one enum, named by the typedef,
+//    not a head chunk and a nested chunk of the same lines). The parent of a definition is its explicit
 //    @parent, else the qualifier of a `A::b` name, else the nearest enclosing definition. A
 //    function directly inside a class-like definition becomes a method; a method with no
 //    owner at all (Ruby's top-level `def`) a function. A method without a body inside a
@@ -975,6 +977,10 @@ void TreeChunker::build_tree() {
     if (!stack.empty()) {
       const Definition& outer = kept[static_cast<std::size_t>(stack.back())];
       if (outer.name_start == def.name_start && outer.name_end == def.name_end) continue;
+      if (def.kind == outer.kind &&
+          ts_node_eq(def.node, ts_node_child_by_field_name(outer.node, "type", 4))) {
+        continue;
+      }
     }
     if (static_cast<int>(stack.size()) >= k_max_nesting) continue;
     // A method without a body is a declaration (of an interface, an abstract class): it stays

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 #include <random>
+#include <vector>
 
 #include "core/repo/detail.hpp"
 #include "core/repo/git_handles.hpp"
@@ -139,10 +140,27 @@ util::Status clone_into(const std::string& url, const std::string& destination) 
   const std::string redacted = redact_url(url);
   std::error_code error;
   const fs::path target(destination);
+  // The folders this clone creates on the way, deepest first: a failed clone removes them
+  // again (those still empty: another run may be cloning beside us), so the cache is left as
+  // it was found.
+  std::vector<fs::path> created;
+  for (fs::path folder = target.parent_path(); !folder.empty() && !fs::exists(folder, error);
+       folder = folder.parent_path()) {
+    created.push_back(folder);
+    if (folder == folder.parent_path()) break;
+  }
+  const auto remove_created = [&created] {
+    std::error_code ignored;
+    for (const fs::path& folder : created) {
+      if (!fs::remove(folder, ignored)) break;  // not empty (or not ours to remove): stop
+    }
+  };
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), error);
-  if (error)
+  if (error) {
+    remove_created();
     return util::Error{"creating '" + target.parent_path().string() +
                        "': " + detail::error_text(error)};
+  }
 
   // Clone beside the destination and rename at the end: a failed or interrupted clone never
   // leaves a half-filled destination that a later run would take for a good one.
@@ -159,6 +177,7 @@ util::Status clone_into(const std::string& url, const std::string& destination) 
   if (git_clone(&raw_repository, url.c_str(), temporary.c_str(), &options) < 0) {
     const std::string message = scrubbed(detail::last_git_error(), url);
     fs::remove_all(temporary, error);
+    remove_created();
     return util::Error{"cloning '" + redacted + "': " + message};
   }
   {
@@ -171,6 +190,7 @@ util::Status clone_into(const std::string& url, const std::string& destination) 
     fs::remove_all(temporary, error);
     // Another run may have finished the same clone first: theirs is as good as ours.
     if (fs::exists(destination + "/.git")) return util::ok_status();
+    remove_created();
     return util::Error{"cloning '" + redacted + "': moving the clone to '" + destination +
                        "': " + detail::error_text(error)};
   }

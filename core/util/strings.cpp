@@ -97,6 +97,51 @@ std::string to_valid_utf8(std::string_view text) {
   return out;
 }
 
+std::string escape_controls(std::string_view text, LineBreaks line_breaks) {
+  std::string out;
+  out.reserve(text.size());
+  const auto append_escape = [&out](const char* prefix, unsigned value, int digits) {
+    static constexpr char k_hex[] = "0123456789abcdef";
+    out += prefix;
+    for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) out += k_hex[(value >> shift) & 0xfu];
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      if ((byte >= 0x20 && byte != 0x7f) || byte == '\t' ||
+          (byte == '\n' && line_breaks == LineBreaks::keep)) {
+        out += text[i];
+      } else if (byte == '\n') {
+        out += "\\n";
+      } else if (byte == '\r') {
+        out += "\\r";
+      } else {
+        append_escape("\\x", byte, 2);
+      }
+      ++i;
+      continue;
+    }
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) {  // not UTF-8: kept, unless a terminal could read it as C1
+      if (byte <= 0x9f) {
+        append_escape("\\x", byte, 2);
+      } else {
+        out += text[i];
+      }
+      ++i;
+      continue;
+    }
+    const auto second = static_cast<unsigned char>(text[i + 1]);
+    if (byte == 0xc2 && second <= 0x9f) {
+      append_escape("\\u", second, 4);  // U+0080-U+009F is C2 80-9F
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
 std::size_t count_lines(std::string_view text) {
   if (text.empty()) return 0;
   std::size_t lines = 0;

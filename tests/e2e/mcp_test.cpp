@@ -279,13 +279,13 @@ TEST_CASE("mcp: a tool error when there is no index and no repository, the serve
   CHECK(session.wait_exit() == 0);
 }
 
-TEST_CASE("mcp: SIGTERM ends a server waiting for its client") {
+TEST_CASE("mcp: SIGTERM ends a server waiting for its client, exit 143") {
   TempDir empty("mcp-term");
   TempDir scratch("mcp");
   McpSession session(empty.path(), scratch);
   CHECK(session.request(1, "ping")["result"].is_object());
   session.signal(SIGTERM);  // stdin stays open: the server is blocked reading it
-  CHECK(session.wait_exit() == 130);
+  CHECK(session.wait_exit() == 143);
 }
 
 TEST_CASE("mcp: searches while `kasava index` rewrites the index keep answering") {

@@ -48,3 +48,12 @@ TEST_CASE("mcp::Arguments: the first problem is reported, naming the argument") 
   choice.choice("mode", {"hybrid", "lexical"}, "hybrid");
   CHECK(choice.error() == "invalid argument 'mode': expected one of hybrid, lexical, got 'fuzzy'");
 }
+
+TEST_CASE("mcp::Arguments: a string with a NUL character is refused, not cut short") {
+  const JsonValue json = *parse_json(R"({"path":"src/a.py\u0000.png","query":"x"})");
+  Arguments args(json);
+  CHECK(args.required_string("query") == "x");
+  CHECK(args.required_string("path").empty());
+  CHECK_FALSE(args.ok());
+  CHECK(args.error() == "invalid argument 'path': must not contain a NUL character (\\u0000)");
+}

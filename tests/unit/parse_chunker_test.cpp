@@ -1353,3 +1353,18 @@ TEST_CASE("parse::Chunker: code sharing the first line is not in the signature")
   CHECK(after.signature == "function after(x)");
   CHECK(after.start_line == 1);
 }
+
+TEST_CASE("parse::Chunker: a C typedef of a named enum or struct is one chunk") {
+  const auto chunks = chunk_as("c",
+                               "typedef enum Color {\n    RED,\n    GREEN\n} Color;\n\n"
+                               "typedef struct point {\n    int x;\n} point_t;\n");
+  REQUIRE(chunks.size() == 2);
+  CHECK(chunks[0].kind == "enum");
+  CHECK(chunks[0].symbol == "Color");
+  CHECK(chunks[0].start_line == 1);
+  CHECK(chunks[0].end_line == 4);
+  CHECK(chunks[1].kind == "struct");
+  CHECK(chunks[1].symbol == "point_t");
+  CHECK(chunks[1].start_line == 6);
+  CHECK(chunks[1].end_line == 8);
+}

@@ -143,5 +143,6 @@ TEST_CASE("repo::clone_or_fetch fails fast on an unreachable URL without leaking
   CHECK(message.find('\n') == std::string::npos);
   CHECK(elapsed < std::chrono::seconds(10));
   CHECK_FALSE(fs::exists(destination));
-  CHECK(names_in(temp.path() + "/cache/repos/127.0.0.1").empty());
+  // Nor the folders made on the way: the cache is left as it was found.
+  CHECK_FALSE(fs::exists(temp.path() + "/cache"));
 }

@@ -36,3 +36,17 @@ TEST_CASE("util::trim split format_bytes") {
   CHECK(format_bytes(1536) == "1.5 KiB");
   CHECK(format_bytes(3 * 1024 * 1024) == "3.0 MiB");
 }
+
+TEST_CASE("util::escape_controls") {
+  CHECK(escape_controls("plain text\twith a tab, ünïcode") == "plain text\twith a tab, ünïcode");
+  // ESC, BEL, CR, DEL and NUL are shown, not obeyed; '\n' too unless kept.
+  CHECK(escape_controls("a\x1b[31mred\x1b]0;title\x07") == "a\\x1b[31mred\\x1b]0;title\\x07");
+  CHECK(escape_controls("over\rwrite\x7f") == "over\\rwrite\\x7f");
+  CHECK(escape_controls(std::string("nul\0here", 8)) == "nul\\x00here");
+  CHECK(escape_controls("two\nlines") == "two\\nlines");
+  CHECK(escape_controls("two\nlines", LineBreaks::keep) == "two\nlines");
+  // C1 as UTF-8 (U+009B, CSI) and as a lone byte; other invalid bytes are kept.
+  CHECK(escape_controls("x\xc2\x9b" "2Jy") == "x\\u009b2Jy");
+  CHECK(escape_controls("x\x9b" "2J\xff") == "x\\x9b2J\xff");
+  CHECK(escape_controls("\xc2\xa0") == "\xc2\xa0");  // U+00A0 is not a control
+}
