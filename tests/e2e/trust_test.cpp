@@ -167,6 +167,18 @@ TEST_CASE("trust: a repository committing a crafted index pointing elsewhere doe
   // By words only, said so; no request was tried.
   CHECK_THAT(ask.err, Catch::Contains("searching by words only"));
   CHECK(ask.err.find("failed") == std::string::npos);
+  const RunResult semantic = run_kasava({"ask", "victim private wombat", "--mode", "semantic"}, options);
+  INFO(describe(semantic));
+  CHECK(semantic.exit_code == 2);
+  CHECK_THAT(semantic.err, Catch::Contains("choose its model"));
+  // The user's own choice of that model is honoured: the query goes to the service (down here).
+  RunOptions chosen = options;
+  chosen.set_env("KASAVA_MODEL", "openai:text-embedding-3-small");
+  chosen.set_env("KASAVA_RETRIES", "0");
+  const RunResult asked = run_kasava({"ask", "victim private wombat"}, chosen);
+  INFO(describe(asked));
+  CHECK(asked.exit_code <= 1);
+  CHECK_THAT(asked.err, Catch::Contains("searching by meaning failed"));
   // Nothing was written into the committed file.
   CHECK(slurp(clone + "/.kasava/index.db") == before);
   CHECK(run_program("git", {"-C", clone, "status", "--porcelain", "--untracked-files=no"}).out.empty());
