@@ -189,7 +189,8 @@ embed::Embedder& Context::embedder() {
   return *m_embedder;
 }
 
-embed::Embedder* embedder_for_query(Context& context, const store::Store& store, search::Mode mode) {
+embed::Embedder* embedder_for_query(Context& context, const store::Store& store,
+                                    search::Mode mode) {
   // A model chosen by the user must be sound even when this query does not need it.
   const Origin origin = context.settings().model.origin;
   if (origin != Origin::default_value && origin != Origin::index && !context.model_is_remote()) {

@@ -32,16 +32,21 @@ util::Result<std::string> read_indexable_file(repo::Source& source, std::string_
   const std::string relative =
       std::filesystem::path(std::string(path)).lexically_normal().generic_string();
   auto listed = source.list();
-  if (!listed) return util::Error{"listing " + quote(source.root()) + ": " + listed.error().message};
+  if (!listed) {
+    return util::Error{"listing " + quote(source.root()) + ": " + listed.error().message};
+  }
   auto& entries = *listed;
-  const auto entry = std::lower_bound(
-      entries.begin(), entries.end(), relative,
-      [](const repo::SourceEntry& listed_entry, const std::string& key) { return listed_entry.path < key; });
+  const auto entry =
+      std::lower_bound(entries.begin(), entries.end(), relative,
+                       [](const repo::SourceEntry& listed_entry, const std::string& key) {
+                         return listed_entry.path < key;
+                       });
   if (entry == entries.end() || entry->path != relative) {
     return not_indexed("ignored by git, not in the repository, or not a file");
   }
   if (entry->kind == repo::EntryKind::submodule) return not_indexed("a submodule");
-  const std::string too_large = "larger than the index's limit of " + std::to_string(max_file_size) + " bytes";
+  const std::string too_large =
+      "larger than the index's limit of " + std::to_string(max_file_size) + " bytes";
   if (entry->size > max_file_size) return not_indexed(too_large);
   auto content = source.read(*entry);
   if (!content) return util::Error{quote(path) + ": " + content.error().message};

@@ -52,13 +52,15 @@ struct McpRun {
 };
 
 McpRun run_mcp(const std::vector<std::string>& global,
-               const std::vector<std::pair<std::string, std::string>>& calls, const std::string& cwd,
-               const TempDir& scratch) {
+               const std::vector<std::pair<std::string, std::string>>& calls,
+               const std::string& cwd, const TempDir& scratch) {
   const std::string requests = scratch / "requests.jsonl";
   {
     std::ofstream out(requests);
-    out << R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})" << "\n"
-        << R"({"jsonrpc":"2.0","method":"notifications/initialized"})" << "\n";
+    out << R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})"
+        << "\n"
+        << R"({"jsonrpc":"2.0","method":"notifications/initialized"})"
+        << "\n";
     std::int64_t id = 2;
     for (const auto& [tool, arguments] : calls) {
       out << R"({"jsonrpc":"2.0","id":)" << id++ << R"(,"method":"tools/call","params":{"name":")"
@@ -92,7 +94,8 @@ std::string read_call(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("trust: an index whose recorded root was edited to '/' reads and indexes nothing outside") {
+TEST_CASE(
+    "trust: an index whose recorded root was edited to '/' reads and indexes nothing outside") {
   FixtureRepo repo;
   write_sample_project(repo);
   repo.commit_all("sample");
@@ -101,10 +104,11 @@ TEST_CASE("trust: an index whose recorded root was edited to '/' reads and index
   repo.write("src/fresh_after_edit.py", "def aardwolf_fresh_marker():\n    return 1\n");
   TempDir scratch("trust-root");
 
-  const McpRun mcp = run_mcp({}, {{"read_file_range", read_call("etc/passwd")},
-                                  {"read_file_range", read_call("internal/config/config.go")},
-                                  {"search", R"({"query":"aardwolf fresh marker","mode":"lexical"})"},
-                                  {"search", R"({"query":"parseConfig","mode":"lexical"})"}},
+  const McpRun mcp = run_mcp({},
+                             {{"read_file_range", read_call("etc/passwd")},
+                              {"read_file_range", read_call("internal/config/config.go")},
+                              {"search", R"({"query":"aardwolf fresh marker","mode":"lexical"})"},
+                              {"search", R"({"query":"parseConfig","mode":"lexical"})"}},
                              repo.root(), scratch);
   CHECK(mcp.is_error(2));
   CHECK(mcp.text(2).find("root:") == std::string::npos);
@@ -118,7 +122,8 @@ TEST_CASE("trust: an index whose recorded root was edited to '/' reads and index
         JsonValue("internal/config/config.go"));
   // Said once per server, not per call.
   std::size_t warnings = 0;
-  for (std::size_t at = 0; (at = mcp.err.find("records another repository", at)) != std::string::npos; ++at) {
+  for (std::size_t at = 0;
+       (at = mcp.err.find("records another repository", at)) != std::string::npos; ++at) {
     ++warnings;
   }
   CHECK(warnings == 1);
@@ -126,16 +131,20 @@ TEST_CASE("trust: an index whose recorded root was edited to '/' reads and index
   const RunResult ask = repo.kasava({"ask", "aardwolf fresh marker", "--json"});
   INFO(describe(ask));
   CHECK(ask.exit_code == 1);
-  CHECK_THAT(ask.err, Catch::Contains("kasava: warning: ") && Catch::Contains("records another repository"));
+  CHECK_THAT(ask.err,
+             Catch::Contains("kasava: warning: ") && Catch::Contains("records another repository"));
   const std::string bytes = slurp(repo.index_path());
   CHECK(bytes.find("root:x:0:0") == std::string::npos);
   CHECK(bytes.find("aardwolf_fresh_marker") == std::string::npos);
 }
 
-TEST_CASE("trust: a repository committing a crafted index pointing elsewhere does not index that folder") {
+TEST_CASE(
+    "trust: a repository committing a crafted index pointing elsewhere does not index that "
+    "folder") {
   // The folder the crafted index names: it must never be read.
   FixtureRepo victim;
-  victim.write("private/notes.py", "def victim_private_wombat():\n    return 'wombat-private-31f'\n");
+  victim.write("private/notes.py",
+               "def victim_private_wombat():\n    return 'wombat-private-31f'\n");
   victim.commit_all("private");
 
   FixtureRepo crafted;
@@ -143,9 +152,11 @@ TEST_CASE("trust: a repository committing a crafted index pointing elsewhere doe
   crafted.commit_all("sample");
   REQUIRE(crafted.kasava({"index"}).exit_code == 0);
   // It also names a remote model: kasava must not call it with the user's key on its say.
-  sqlite3_exec(crafted.index_path(),
-               "UPDATE meta SET value='" + victim.root() + "' WHERE key='root';"
-               "UPDATE meta SET value='openai:text-embedding-3-small' WHERE key='embedding_model';");
+  sqlite3_exec(
+      crafted.index_path(),
+      "UPDATE meta SET value='" + victim.root() +
+          "' WHERE key='root';"
+          "UPDATE meta SET value='openai:text-embedding-3-small' WHERE key='embedding_model';");
   crafted.git({"add", "-f", ".kasava/index.db"});
   crafted.git({"commit", "-q", "-m", "commit the index"});
 
@@ -167,7 +178,8 @@ TEST_CASE("trust: a repository committing a crafted index pointing elsewhere doe
   // By words only, said so; no request was tried.
   CHECK_THAT(ask.err, Catch::Contains("searching by words only"));
   CHECK(ask.err.find("failed") == std::string::npos);
-  const RunResult semantic = run_kasava({"ask", "victim private wombat", "--mode", "semantic"}, options);
+  const RunResult semantic =
+      run_kasava({"ask", "victim private wombat", "--mode", "semantic"}, options);
   INFO(describe(semantic));
   CHECK(semantic.exit_code == 2);
   CHECK_THAT(semantic.err, Catch::Contains("choose its model"));
@@ -181,11 +193,13 @@ TEST_CASE("trust: a repository committing a crafted index pointing elsewhere doe
   CHECK_THAT(asked.err, Catch::Contains("searching by meaning failed"));
   // Nothing was written into the committed file.
   CHECK(slurp(clone + "/.kasava/index.db") == before);
-  CHECK(run_program("git", {"-C", clone, "status", "--porcelain", "--untracked-files=no"}).out.empty());
+  CHECK(run_program("git", {"-C", clone, "status", "--porcelain", "--untracked-files=no"})
+            .out.empty());
 
   TempDir scratch("trust-clone-mcp");
-  const McpRun mcp = run_mcp({}, {{"search", R"({"query":"victim private wombat"})"},
-                                  {"read_file_range", read_call("private/notes.py")}},
+  const McpRun mcp = run_mcp({},
+                             {{"search", R"({"query":"victim private wombat"})"},
+                              {"read_file_range", read_call("private/notes.py")}},
                              clone, scratch);
   CHECK(mcp.result(2).dump().find("victim_private_wombat") == std::string::npos);
   CHECK(mcp.is_error(3));
@@ -215,27 +229,32 @@ TEST_CASE("trust: --index copied elsewhere (a CI artifact) answers from the file
 
   RunOptions in_artifacts;
   in_artifacts.cwd = artifacts.path();
-  const RunResult found = run_kasava({"--index", copy, "ask", "parseConfig", "--json"}, in_artifacts);
+  const RunResult found =
+      run_kasava({"--index", copy, "ask", "parseConfig", "--json"}, in_artifacts);
   INFO(describe(found));
   REQUIRE(found.exit_code == 0);
-  CHECK(parse_json_output(found.out)["results"][0]["path"].as_string() == "internal/config/config.go");
+  CHECK(parse_json_output(found.out)["results"][0]["path"].as_string() ==
+        "internal/config/config.go");
   CHECK(found.err.empty());
   // Not refreshed from the repository it records: the new file is not found, the copy unchanged.
-  const RunResult fresh = run_kasava({"--index", copy, "ask", "narwhal_after_copy", "--json"}, in_artifacts);
+  const RunResult fresh =
+      run_kasava({"--index", copy, "ask", "narwhal_after_copy", "--json"}, in_artifacts);
   INFO(describe(fresh));
   CHECK(fresh.exit_code == 1);
   CHECK(slurp(copy) == before);
 
   TempDir scratch("trust-artifact-mcp");
-  const McpRun mcp = run_mcp({"--index", copy}, {{"read_file_range", read_call("internal/config/config.go")}},
-                             artifacts.path(), scratch);
+  const McpRun mcp =
+      run_mcp({"--index", copy}, {{"read_file_range", read_call("internal/config/config.go")}},
+              artifacts.path(), scratch);
   CHECK(mcp.is_error(2));
   CHECK_THAT(mcp.text(2), Catch::Contains("outside the repository it was built from"));
 
   // From inside the repository it records, the same file is refreshed from there.
   RunOptions in_repo;
   in_repo.cwd = repo.path("src");
-  const RunResult refreshed = run_kasava({"--index", copy, "ask", "narwhal_after_copy", "--json"}, in_repo);
+  const RunResult refreshed =
+      run_kasava({"--index", copy, "ask", "narwhal_after_copy", "--json"}, in_repo);
   INFO(describe(refreshed));
   REQUIRE(refreshed.exit_code == 0);
   CHECK(parse_json_output(refreshed.out)["results"][0]["path"].as_string() == "src/after_copy.py");
@@ -260,13 +279,18 @@ TEST_CASE("trust: read_file_range serves only files the index would index") {
 
   TempDir scratch("trust-read");
   const std::vector<std::pair<std::string, std::string>> refused{
-      {".env.production", "envprod-secret"}, {"deploy/key.pem", "keypem-secret"},
-      {"id_rsa", "idrsa-secret"},            {".netrc", "netrc-secret"},
-      {"local_settings.py", "ignored-secret"}, {"data.bin", "binary-secret"},
-      {"big.txt", "big-secret"},             {"./src/../id_rsa", "idrsa-secret"}};
-  std::vector<std::pair<std::string, std::string>> calls{{"read_file_range", read_call("src/app.py")},
-                                                         {"read_file_range", read_call("notes/untracked.md")},
-                                                         {"read_file_range", read_call("./src//app.py")}};
+      {".env.production", "envprod-secret"},
+      {"deploy/key.pem", "keypem-secret"},
+      {"id_rsa", "idrsa-secret"},
+      {".netrc", "netrc-secret"},
+      {"local_settings.py", "ignored-secret"},
+      {"data.bin", "binary-secret"},
+      {"big.txt", "big-secret"},
+      {"./src/../id_rsa", "idrsa-secret"}};
+  std::vector<std::pair<std::string, std::string>> calls{
+      {"read_file_range", read_call("src/app.py")},
+      {"read_file_range", read_call("notes/untracked.md")},
+      {"read_file_range", read_call("./src//app.py")}};
   for (const auto& [path, marker] : refused) calls.push_back({"read_file_range", read_call(path)});
   const McpRun mcp = run_mcp({}, calls, repo.root(), scratch);
 
@@ -300,7 +324,8 @@ TEST_CASE("trust: a stored size limit that is not a plain number is the default 
   std::string large = "def quetzal_in_a_large_file():\n    return 1\n";
   while (large.size() <= 1024 * 1024) large += "# padding line of a large file\n";
   repo.write("src/large.py", large);
-  const RunResult ask = repo.kasava({"ask", "quetzal_in_a_large_file", "--json", "--mode", "lexical"});
+  const RunResult ask =
+      repo.kasava({"ask", "quetzal_in_a_large_file", "--json", "--mode", "lexical"});
   INFO(describe(ask));
   REQUIRE(ask.exit_code <= 1);
   const auto paths = result_paths(parse_json_output(ask.out));

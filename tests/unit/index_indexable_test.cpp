@@ -18,9 +18,10 @@ std::unique_ptr<repo::Source> open(const test::TempDir& dir) {
   return std::move(*source);
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("index::read_indexable_file serves tracked and untracked files, as the index reads them") {
+TEST_CASE(
+    "index::read_indexable_file serves tracked and untracked files, as the index reads them") {
   test::TempDir dir;
   test::git(dir.path(), "init -q");
   test::write(dir.file("src/app.py"), "def app():\n    return 1\n");
@@ -53,12 +54,18 @@ TEST_CASE("index::read_indexable_file refuses what the index skips") {
   fs::create_symlink("/etc/passwd", dir.file("passwd.txt"));
   auto source = open(dir);
   const std::vector<std::pair<const char*, const char*>> refused{
-      {"ignored.py", "ignored by git"}, {"build/out.py", "ignored by git"},
-      {"missing.py", "not in the repository"}, {"build", "not a file"},
-      {".env.production", "(secret)"},  {"deploy/key.pem", "(secret)"},
-      {"id_rsa", "(secret)"},           {".netrc", "(secret)"},
-      {"data.bin", "(binary)"},         {"big.txt", "limit of 50 bytes"},
-      {"package-lock.json", "(generated)"}, {"passwd.txt", "symlink"},
+      {"ignored.py", "ignored by git"},
+      {"build/out.py", "ignored by git"},
+      {"missing.py", "not in the repository"},
+      {"build", "not a file"},
+      {".env.production", "(secret)"},
+      {"deploy/key.pem", "(secret)"},
+      {"id_rsa", "(secret)"},
+      {".netrc", "(secret)"},
+      {"data.bin", "(binary)"},
+      {"big.txt", "limit of 50 bytes"},
+      {"package-lock.json", "(generated)"},
+      {"passwd.txt", "symlink"},
       {".git/config", "not in the repository"}};
   for (const auto& [path, why] : refused) {
     INFO(path);
