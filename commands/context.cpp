@@ -47,16 +47,6 @@ bool names_remote_model(std::string_view value) {
   return value.starts_with("voyage:") || value.starts_with("openai:");
 }
 
-// A value read from an index file, safe to print: control characters (a terminal's escape
-// sequences, line breaks) become '?'.
-std::string printable(std::string_view value) {
-  std::string text(value);
-  for (char& c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return text;
-}
-
 bool is_model_file(const std::string& value) {
   return util::ends_with(value, ".kmodel") || value.find('/') != std::string::npos;
 }
@@ -200,7 +190,8 @@ embed::Embedder* embedder_for_query(Context& context, const store::Store& store,
   if (mode == search::Mode::lexical || stamped.empty()) return nullptr;
   if (origin == Origin::default_value && stamped == context.unadopted_index_model()) {
     const std::string why = "index '" + store.path() + "' was built with model '" +
-                            printable(stamped) + "' and does not belong to this repository";
+                            util::escape_controls(stamped) +
+                            "' and does not belong to this repository";
     if (mode == search::Mode::semantic) {
       throw util::Failure(why + ": choose its model (--model or KASAVA_MODEL) to search it by "
                                 "meaning, or use --mode lexical");
@@ -272,7 +263,8 @@ std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std
   // folder's files, even where their blob ids match, so nothing of it is kept.
   if (const auto recorded = store->meta("root"); recorded && !index::same_folder(*recorded, root)) {
     context.output.warning("index '" + path + "' was built from another folder ('" +
-                           printable(*recorded) + "'); rebuilding it from '" + root + "'");
+                           util::escape_controls(*recorded) + "'); rebuilding it from '" + root +
+                           "'");
     store.reset();
     store::Store::remove(path).value_or_throw();
     store = open_store(path, store::OpenMode::read_write);
@@ -357,9 +349,10 @@ QueryTarget resolve_query_target(Context& context) {
   }
   if (!target.repository) {
     if (around) {
-      target.no_root_reason = "index '" + target.index_path + "' records another repository ('" +
-                              printable(recorded_root.value_or("")) + "') than '" + *around +
-                              "', where it lies";
+      target.no_root_reason = "index '" + target.index_path +
+                              "' records another repository ('" +
+                              util::escape_controls(recorded_root.value_or("")) + "') than '" +
+                              *around + "', where it lies";
       context.warn_once(target.no_root_reason +
                         ": answering from the index alone, without refreshing it or reading "
                         "files (`kasava index --rebuild` there makes it that repository's)");
