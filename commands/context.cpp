@@ -133,13 +133,28 @@ const Settings& Context::settings() {
   return *m_settings;
 }
 
-void Context::adopt_index_model(const std::string& index_model) {
+void Context::adopt_index_model(const std::string& index_path, const std::string& root) {
+  const auto recorded = store::Store::peek_meta(index_path, "root");
+  const bool own = !recorded || index::same_folder(*recorded, root);
+  adopt_index_model(store::Store::peek_meta(index_path, "embedding_model").value_or(""),
+                    own ? IndexTrust::own : IndexTrust::foreign);
+}
+
+void Context::adopt_index_model(const std::string& index_model, IndexTrust trust) {
   if (m_embedder || index_model.empty()) return;
   const Setting& model = settings().model;
   if (model.origin != Origin::default_value) return;
   // Only remote models can be made again from their id: a .kmodel file's id names no file.
   if (!names_remote_model(index_model)) return;
+  if (trust == IndexTrust::foreign) {
+    m_unadopted_index_model = index_model;
+    return;
+  }
   m_settings->model = Setting{index_model, Origin::index, "the index"};
+}
+
+void Context::warn_once(const std::string& message) {
+  if (m_warned.insert(message).second) output.warning(message);
 }
 
 bool Context::model_is_remote() {
@@ -164,13 +179,27 @@ embed::Embedder& Context::embedder() {
   return *m_embedder;
 }
 
-embed::Embedder* embedder_for_query(Context& context, const store::Store& store, bool lexical) {
+embed::Embedder* embedder_for_query(Context& context, const store::Store& store,
+                                    search::Mode mode) {
   // A model chosen by the user must be sound even when this query does not need it.
   const Origin origin = context.settings().model.origin;
   if (origin != Origin::default_value && origin != Origin::index && !context.model_is_remote()) {
     context.embedder();
   }
-  if (lexical || index::index_model(store).empty()) return nullptr;
+  const std::string stamped = index::index_model(store);
+  if (mode == search::Mode::lexical || stamped.empty()) return nullptr;
+  if (origin == Origin::default_value && stamped == context.unadopted_index_model()) {
+    const std::string why = "index '" + store.path() + "' was built with model '" +
+                            util::escape_controls(stamped) +
+                            "' and does not belong to this repository";
+    if (mode == search::Mode::semantic) {
+      throw util::Failure(why + ": choose its model (--model or KASAVA_MODEL) to search it by "
+                                "meaning, or use --mode lexical");
+    }
+    context.warn_once(why + ": searching by words only (choose its model with --model or "
+                            "KASAVA_MODEL to search by meaning)");
+    return nullptr;
+  }
   return &context.embedder();
 }
 
@@ -191,7 +220,7 @@ double prose_weight() {
 util::Result<std::vector<search::SearchHit>> run_search(Context& context, const store::Store& store,
                                                         search::SearchOptions options) {
   options.prose_weight = prose_weight();
-  embed::Embedder* embedder = embedder_for_query(context, store, options.mode == search::Mode::lexical);
+  embed::Embedder* embedder = embedder_for_query(context, store, options.mode);
   const store::Store::ReadSnapshot snapshot(store);
   auto found = search::search(store, options, embedder);
   if (!found && options.mode == search::Mode::hybrid && embedder != nullptr &&
@@ -213,6 +242,7 @@ std::string model_mismatch_message(const std::string& index_path, const std::str
 }
 
 std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std::string& path,
+                                                     const std::string& root,
                                                      ModelChange on_model_change) {
   // An index of an older kasava is a cache of another shape: start over. (Asked only when
   // opening fails: the refresh before every `ask` must not pay for a second open.)
@@ -228,6 +258,16 @@ std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std
     store = open_store(path, store::OpenMode::read_write);
   } else {
     store = open_store(path, store::OpenMode::read_write);  // its error, with the hint
+  }
+  // A foreign index (a CI artifact, one committed to the repository): its rows are not this
+  // folder's files, even where their blob ids match, so nothing of it is kept.
+  if (const auto recorded = store->meta("root"); recorded && !index::same_folder(*recorded, root)) {
+    context.output.warning("index '" + path + "' was built from another folder ('" +
+                           util::escape_controls(*recorded) + "'); rebuilding it from '" + root +
+                           "'");
+    store.reset();
+    store::Store::remove(path).value_or_throw();
+    store = open_store(path, store::OpenMode::read_write);
   }
   const std::string model = context.embedder().model_id();
   const std::string stamped = index::index_model(*store);
@@ -261,7 +301,8 @@ std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std
 
 QueryTarget resolve_query_target(Context& context) {
   QueryTarget target;
-  if (!context.global.index_path.empty()) {
+  const bool named = !context.global.index_path.empty();
+  if (named) {
     target.index_path = util::absolute_path(context.global.index_path);
     if (!fs::exists(target.index_path)) {
       throw util::Failure("no index at '" + context.global.index_path +
@@ -272,47 +313,78 @@ QueryTarget resolve_query_target(Context& context) {
   } else if (auto work_tree = repo::find_work_tree(context.cwd)) {
     target.index_path = index::default_index_path(*work_tree);
     target.root = *work_tree;
+    target.repository = *work_tree;
     context.use_repository(target.root);
     return target;
   } else {
     throw util::Failure("no index found in '" + context.cwd +
                         "' or its parents: run `kasava index` first");
   }
-  // An existing index knows where it was built from; refresh from there if it still exists.
-  std::optional<std::string> root;
+  std::optional<std::string> recorded_root;
   std::optional<std::string> revision;
   std::string index_model;
   if (auto store = store::Store::open(target.index_path, store::OpenMode::read_only)) {
-    root = (*store)->meta("root");
+    recorded_root = (*store)->meta("root");
     revision = (*store)->meta("revision");
     index_model = index::index_model(**store);
   } else if (const auto version = store::Store::schema_version(target.index_path);
              version && *version < store::k_schema_version) {
-    // An older kasava's index: its meta table still says where it came from, so the refresh
-    // can rebuild it there.
-    root = store::Store::peek_meta(target.index_path, "root");
+    // An older kasava's index: the refresh rebuilds it, where it belongs.
+    recorded_root = store::Store::peek_meta(target.index_path, "root");
     revision = store::Store::peek_meta(target.index_path, "revision");
   } else {
     open_store(target.index_path, store::OpenMode::read_only);  // throws its error, with the hint
   }
-  // An index of a commit (--rev) is not refreshed from the working tree.
-  const bool of_revision = !revision.value_or("").empty();
-  if (root && !of_revision && fs::is_directory(*root)) target.root = *root;
-  // The repository's config applies when the index was built from one that is still there.
-  if (root && fs::is_directory(*root)) context.use_repository(*root);
-  context.adopt_index_model(index_model);
+
+  // Which repository on disk the index belongs to: never what it records, only a folder found
+  // from where it lies (or from the current folder, for a named index) that it records.
+  const auto around = index::folder_of_index(target.index_path);
+  if (around && (!recorded_root || index::same_folder(*recorded_root, *around))) {
+    target.repository = *around;
+  } else if (named && !around && recorded_root) {
+    if (auto work_tree = repo::find_work_tree(context.cwd);
+        work_tree && index::same_folder(*recorded_root, *work_tree)) {
+      target.repository = *work_tree;
+    }
+  }
+  if (!target.repository) {
+    if (around) {
+      target.no_root_reason = "index '" + target.index_path +
+                              "' records another repository ('" +
+                              util::escape_controls(recorded_root.value_or("")) + "') than '" +
+                              *around + "', where it lies";
+      context.warn_once(target.no_root_reason +
+                        ": answering from the index alone, without refreshing it or reading "
+                        "files (`kasava index --rebuild` there makes it that repository's)");
+    } else {
+      target.no_root_reason = "index '" + target.index_path +
+                              "' lies outside the repository it was built from, and the current "
+                              "folder is not in that repository";
+    }
+  } else if (!revision.value_or("").empty()) {
+    // An index of a commit (--rev) is not refreshed from the working tree.
+    target.no_root_reason = "index '" + target.index_path + "' is of a commit (--rev), not of "
+                            "the working tree";
+  } else {
+    target.root = target.repository;
+  }
+  // The repository's config applies to an index that belongs to it.
+  if (target.repository) context.use_repository(target.repository);
+  context.adopt_index_model(index_model, target.repository ? IndexTrust::own : IndexTrust::foreign);
   return target;
 }
 
 std::uint64_t max_file_size_for(const store::Store& store) {
   std::uint64_t max_file_size = index::IndexOptions{}.max_file_size;
-  if (auto stored = store.meta("max_file_size")) {
-    try {
-      max_file_size = std::stoull(*stored);
-    } catch (const std::exception&) {  // unreadable setting: keep the default
-    }
+  // Only a plain positive number: std::stoull would take "-1" (as 2^64 - 1), " 12" or "12kB".
+  const auto stored = store.meta("max_file_size");
+  if (!stored || stored->empty() || stored->size() > 19) return max_file_size;
+  std::uint64_t value = 0;
+  for (const char c : *stored) {
+    if (c < '0' || c > '9') return max_file_size;
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
   }
-  return max_file_size;
+  return value > 0 ? value : max_file_size;
 }
 
 index::IndexOptions index_options_for(Context& context, const store::Store& store,
@@ -409,7 +481,7 @@ bool refresh_index(Context& context, const QueryTarget& target) {
   context.embedder();  // a bad --model is an error of its own, not a reason to skip the refresh
   std::unique_ptr<store::Store> store;
   try {
-    store = open_index_for_writing(context, target.index_path, ModelChange::fail);
+    store = open_index_for_writing(context, target.index_path, *target.root, ModelChange::fail);
   } catch (const ModelMismatch&) {
     throw;  // the user's to rebuild: the message says how
   } catch (const util::Failure& failure) {

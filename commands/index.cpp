@@ -160,8 +160,8 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
                                ? index::default_index_path(root)
                                : util::absolute_path(context.global.index_path);
   // An index built with a remote model keeps it unless another one is chosen (--model builtin
-  // switches back).
-  context.adopt_index_model(store::Store::peek_meta(index_path, "embedding_model").value_or(""));
+  // switches back), if it is this repository's own.
+  context.adopt_index_model(index_path, root);
   context.embedder();  // a bad model fails before anything is written
   if (options.dry_run) return run_dry(options, context, *source, index_path);
   // One writer at a time: a second `kasava index` on the same index waits for the first
@@ -175,7 +175,7 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   // An index that exists was excluded from git when it was made: reading .git/info/exclude
   // again (a second repository open) would only cost time, on every no-change run.
   const bool existed = std::filesystem::exists(index_path);
-  auto store = open_index_for_writing(context, index_path, ModelChange::rebuild);
+  auto store = open_index_for_writing(context, index_path, root, ModelChange::rebuild);
   if (!existed) index::exclude_from_git(root);
 
   index::IndexOptions index_options = index_options_for(context, *store, options.max_file_size);

@@ -12,9 +12,11 @@
 
 #include "commands/commands.hpp"
 #include "commands/interrupt.hpp"
+#include "core/index/indexable.hpp"
 #include "core/mcp/arguments.hpp"
 #include "core/mcp/files.hpp"
 #include "core/mcp/server.hpp"
+#include "core/repo/source.hpp"
 #include "core/search/search.hpp"
 #include "core/util/files.hpp"
 #include "core/util/strings.hpp"
@@ -83,7 +85,8 @@ public:
     tools[1].title = "Read lines of a file";
     tools[1].description =
         "Reads lines of a file of the indexed repository (1-based, inclusive), e.g. to see more "
-        "around a search result. The path is relative to the repository root; paths leaving it "
+        "around a search result. The path is relative to the repository root; paths leaving it, "
+        "and files kasava does not index (ignored by git, secrets, binaries, very large files), "
         "are refused. At most 2000 lines per call.";
     tools[1].input_schema = schema(R"({"type":"object","properties":{
       "path":{"type":"string","description":"File path relative to the repository root"},
@@ -165,19 +168,25 @@ private:
     const std::int64_t end = args.integer("end_line", start + k_default_range_lines - 1, 1, INT32_MAX);
     if (!args.ok()) return mcp::ToolOutcome::error(args.error());
 
+    // Only a file the index would index, read as the index reads it (what is never stored is
+    // never served: not ignored files, secrets, binaries, files over the size limit), and only
+    // from the repository the index was found in, never from a folder the index file names.
     const QueryTarget target = resolve_query_target(m_context);
     if (!target.root) {
-      return mcp::ToolOutcome::error(
-          "the source tree of this index is not available (an index of a commit, or the folder "
-          "moved): search results carry the code");
+      return mcp::ToolOutcome::error("files cannot be read: " + target.no_root_reason +
+                                     "; search results carry the code");
     }
-    auto file = mcp::confined_path(*target.root, path);
+    auto source = repo::open_source(*target.root, {});
+    if (!source) return mcp::ToolOutcome::error(source.error().message);
+    // The cheap refusals first, with their own messages ('..', absolute paths, .git, escapes).
+    auto file = mcp::confined_path((*source)->root(), path);
     if (!file) return mcp::ToolOutcome::error(file.error().message);
-    auto text = util::read_file(*file);
-    if (!text) return mcp::ToolOutcome::error(text.error().message);
-    if (text->find('\0') != std::string::npos) {
-      return mcp::ToolOutcome::error("'" + path + "' is a binary file");
-    }
+    const std::uint64_t max_file_size =
+        std::filesystem::exists(target.index_path)
+            ? max_file_size_for(*open_store(target.index_path, store::OpenMode::read_only))
+            : index::IndexOptions{}.max_file_size;
+    auto text = index::read_indexable_file(**source, path, max_file_size);
+    if (!text) return mcp::ToolOutcome::error("refusing " + text.error().message);
     auto range = mcp::line_range(*text, start, end, k_max_range_lines);
     if (!range) return mcp::ToolOutcome::error("'" + path + "': " + range.error().message);
 

@@ -15,10 +15,11 @@ namespace kasava::commands {
 
 namespace {
 
-// Where the index came from, when that source is still there to compare with and repair from.
-std::unique_ptr<repo::Source> open_origin(const store::Store& store) {
-  const auto root = store.meta("root");
-  if (!root || !std::filesystem::is_directory(*root)) return nullptr;
+// The repository the index belongs to (found on disk, never read from the index: see
+// resolve_query_target), to compare with and repair from; null when there is none.
+std::unique_ptr<repo::Source> open_origin(const store::Store& store, const QueryTarget& target) {
+  const auto& root = target.repository;
+  if (!root) return nullptr;
   repo::OpenOptions open_options;
   if (auto revision = store.meta("revision"); revision && !revision->empty()) {
     open_options.revision = *revision;
@@ -102,7 +103,7 @@ void repair(Context& context, repo::Source& source, const std::string& index_pat
     context.output.warning("index '" + index_path + "' is damaged; rebuilding it");
     store::Store::remove(index_path).value_or_throw();
   }
-  auto store = open_index_for_writing(context, index_path, ModelChange::rebuild);
+  auto store = open_index_for_writing(context, index_path, source.root(), ModelChange::rebuild);
   const auto options = index_options_for(context, *store, 0);
   if (!report.needs_rebuild() && !report.check.inconsistent_paths.empty()) {
     store->begin();
@@ -125,7 +126,7 @@ ExitStatus run_verify(const VerifyCommandOptions& options, Context& context) {
   {
     // Opening first gives the clear errors: not a database, not a kasava index, other schema.
     const auto store = open_store(target.index_path, store::OpenMode::read_only);
-    source = open_origin(*store);
+    source = open_origin(*store, target);
   }
 
   // Without the source, compare with an empty listing: only the file's own checks count.

@@ -27,6 +27,20 @@ std::optional<std::string> find_index_upward(const std::string& start) {
   }
 }
 
+std::optional<std::string> folder_of_index(const std::string& index_path) {
+  const fs::path path = fs::path(index_path).lexically_normal();
+  const fs::path folder = path.parent_path();
+  if (path.filename() != "index.db" || folder.filename() != ".kasava") return std::nullopt;
+  return folder.parent_path().string();
+}
+
+bool same_folder(const std::string& a, const std::string& b) {
+  std::error_code error;
+  if (!fs::is_directory(a, error) || !fs::is_directory(b, error)) return false;
+  const bool same = fs::equivalent(a, b, error);
+  return same && !error;
+}
+
 void exclude_from_git(const std::string& root) {
   const auto git_dir = repo::common_git_dir(root);
   if (!git_dir) return;  // a plain directory
