@@ -198,8 +198,9 @@ std::string model_mismatch_message(const std::string& index_path, const std::str
 
 namespace {
 
-// Whether `path` is a folder named `.kasava`'s file: kasava's own place (`kasava index`
-// makes it), where a file that is no index is a damaged one, and a rebuild may replace it.
+// Whether `path` lies directly in a folder named `.kasava`: kasava's own place (`kasava
+// index` makes it), where a file that is no index is a damaged one, which a rebuild may
+// replace.
 bool in_kasava_folder(const std::string& path) {
   return fs::path(path).parent_path().filename() == ".kasava";
 }

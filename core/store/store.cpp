@@ -614,8 +614,9 @@ util::Status Store::swap_in(const std::string& built, const std::string& path) {
       result = SQLITE_NOTADB;  // the target cannot even be opened: renamed over below
     }
     if (result == SQLITE_DONE) return remove(built);
-    // Not a database, or one of another page size (which a WAL database cannot change): a
-    // damaged file, which nobody can be reading. Anything else (a full disk) is an error.
+    // Not a database (a damaged file, which nobody can be reading), or one SQLite cannot
+    // write in place (a read-only file; another page size, which a WAL database cannot
+    // change): replaced by a rename. Anything else (a full disk) is an error.
     if (result != SQLITE_NOTADB && result != SQLITE_CORRUPT && result != SQLITE_READONLY) {
       return util::Error{doing + sqlite3_errstr(result)};
     }

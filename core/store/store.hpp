@@ -162,8 +162,9 @@ public:
   /// readers of the old index keep reading it until that commits and see the new one after,
   /// and a process killed midway leaves the old one as it was. A rename would leave the old
   /// file's `-wal` and `-shm` under the new file's names, where the next connection would
-  /// read them as the new file's. Otherwise (a damaged file that is kasava's to replace; the
-  /// caller decides) `built` is renamed over it. The caller holds the index lock.
+  /// read them as the new file's. Otherwise (a damaged file, kasava's to replace: the caller
+  /// decides; or a file SQLite cannot write in place) `built` is renamed over it. The caller
+  /// holds the index lock.
   static util::Status swap_in(const std::string& built, const std::string& path);
   /// The schema version of the kasava index at `path`; nullopt when the file is missing, not
   /// SQLite or not a kasava index. Lets `kasava index` rebuild an index of an older version.
