@@ -116,7 +116,8 @@ const std::vector<CommandSpec>& command_table() {
                         "last setting); remembered for later refreshes")
              ->check(positive_byte_count());
          app.add_option("--threads", o.index.threads, "Parser threads (default: one per core)");
-         app.add_flag("--rebuild", o.index.rebuild, "Discard the existing index and build it anew");
+         app.add_flag("--rebuild", o.index.rebuild,
+                      "Build the index anew, beside the old one, which it replaces when complete");
          app.add_flag("--dry-run", o.index.dry_run,
                       "Show what would be indexed and, for a remote model, sent (files, chunks, "
                       "estimated tokens); write and send nothing");

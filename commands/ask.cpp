@@ -170,6 +170,7 @@ struct EarlySearch {
   std::unique_ptr<store::Store> store;
   std::int64_t data_version = 0;
   std::vector<search::SearchHit> hits;
+  bool partial = false;  ///< index_is_partial
 };
 
 // Whether the search may start before the refresh: there is an index to search and a
@@ -195,6 +196,7 @@ std::future<std::optional<EarlySearch>> start_early_search(Context& context, con
       auto hits = run_search(context, *attempt.store, options);
       if (!hits) return early;  // the search after the refresh reports it
       attempt.hits = std::move(hits).value();
+      attempt.partial = index_is_partial(*attempt.store);
       early = std::move(attempt);
     } catch (...) {  // the same: searched again, on the main thread
     }
@@ -202,14 +204,17 @@ std::future<std::optional<EarlySearch>> start_early_search(Context& context, con
   });
 }
 
-// The early search's hits, when nothing was committed to the index since it began.
-std::optional<std::vector<search::SearchHit>> early_hits(std::future<std::optional<EarlySearch>>& future) {
+// The early search's hits, when nothing was committed to the index since it began (and
+// whether the index is partial).
+std::optional<std::vector<search::SearchHit>> early_hits(std::future<std::optional<EarlySearch>>& future,
+                                                         bool& partial) {
   std::optional<EarlySearch> early = future.get();
   try {
     if (!early || early->store->data_version() != early->data_version) return std::nullopt;
   } catch (const util::Failure&) {
     return std::nullopt;
   }
+  partial = early->partial;
   return std::move(early->hits);
 }
 
@@ -246,12 +251,18 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
     throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
   }
   std::optional<std::vector<search::SearchHit>> found;
-  if (early.valid()) found = early_hits(early);
+  bool partial = false;
+  if (early.valid()) found = early_hits(early, partial);
   if (!found) {
     auto store = open_store(target.index_path, store::OpenMode::read_only);
     found = run_search(context, *store, search_options).value_or_throw();
+    partial = index_is_partial(*store);
   }
   const std::vector<search::SearchHit>& hits = *found;
+  if (partial) {
+    context.output.warning("index '" + target.index_path + "' is " + k_partial_index +
+                           ": some files may be missing from the results");
+  }
 
   if (answer_settings) return stream_answer(options.query, hits, *answer_settings, context);
   if (options.json) {

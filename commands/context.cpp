@@ -241,21 +241,88 @@ std::string model_mismatch_message(const std::string& index_path, const std::str
          "built with)";
 }
 
+namespace {
+
+// Whether `path` lies directly in a folder named `.kasava`: kasava's own place (`kasava
+// index` makes it), where a file that is no index is a damaged one, which a rebuild may
+// replace.
+bool in_kasava_folder(const std::string& path) {
+  return fs::path(path).parent_path().filename() == ".kasava";
+}
+
+// Throws, saying how to remove it by hand, unless what is at `path` (if anything) is
+// kasava's to replace: a kasava index of any version, or a file in a `.kasava` folder.
+void check_replaceable(const std::string& path) {
+  std::error_code error;
+  const auto status = fs::status(path, error);
+  if (!fs::exists(status)) return;
+  const std::string quoted = "'" + path + "'";
+  if (fs::is_directory(status)) {
+    throw util::Failure("rebuilding index " + quoted +
+                        ": it is a directory, not a kasava index; if it is not needed, remove "
+                        "it by hand (rm -r " + quoted + ") and run `kasava index` again");
+  }
+  if (fs::is_regular_file(status) &&
+      (store::Store::schema_version(path) || in_kasava_folder(path) ||
+       store::Store::open(path, store::OpenMode::read_only))) {
+    return;
+  }
+  throw util::Failure("rebuilding index " + quoted +
+                      ": the file is not a kasava index; if it is not needed, remove it by "
+                      "hand (rm " + quoted + ") and run `kasava index` again");
+}
+
+// Starts a rebuild of the index at `path` beside it (see open_index_for_writing).
+std::unique_ptr<store::Store> open_rebuild(const std::string& path) {
+  check_replaceable(path);
+  if (!fs::exists(path)) return open_store(path, store::OpenMode::read_write);
+  discard_unfinished_rebuild(path);
+  return open_store(rebuild_path(path), store::OpenMode::read_write);
+}
+
+} // namespace
+
+std::string rebuild_path(const std::string& path) {
+  return path + ".rebuild";
+}
+
+void discard_unfinished_rebuild(const std::string& path) {
+  const std::string beside = rebuild_path(path);
+  std::error_code error;
+  if (fs::exists(beside, error)) store::Store::remove(beside).value_or_throw();
+}
+
+bool index_is_partial(const store::Store& store) {
+  // Every complete run writes indexed_at in its last transaction: a first run killed before
+  // has none, whether or not it wrote any file.
+  return !store.marked_complete() || !store.meta("indexed_at");
+}
+
+void finish_index_run(std::unique_ptr<store::Store> store, const std::string& path) {
+  store->mark_complete();
+  if (store->path() == path) return;
+  const std::string built = store->path();
+  store.reset();
+  store::Store::swap_in(built, path).value_or_throw();
+}
+
 std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std::string& path,
                                                      const std::string& root,
-                                                     ModelChange on_model_change) {
+                                                     ModelChange on_model_change,
+                                                     Existing existing) {
   // An index of an older kasava is a cache of another shape: start over. (Asked only when
   // opening fails: the refresh before every `ask` must not pay for a second open.)
   std::unique_ptr<store::Store> store;
-  if (auto opened = store::Store::open(path, store::OpenMode::read_write)) {
+  if (existing == Existing::rebuild) {
+    store = open_rebuild(path);
+  } else if (auto opened = store::Store::open(path, store::OpenMode::read_write)) {
     store = std::move(opened).value();
   } else if (const auto version = store::Store::schema_version(path);
              version && *version < store::k_schema_version) {
     context.output.warning("index '" + path + "' was built by an older kasava (schema " +
                            std::to_string(*version) + ", now " +
                            std::to_string(store::k_schema_version) + "); rebuilding it");
-    store::Store::remove(path).value_or_throw();
-    store = open_store(path, store::OpenMode::read_write);
+    store = open_rebuild(path);
   } else {
     store = open_store(path, store::OpenMode::read_write);  // its error, with the hint
   }
@@ -266,8 +333,7 @@ std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std
                            util::escape_controls(*recorded) + "'); rebuilding it from '" + root +
                            "'");
     store.reset();
-    store::Store::remove(path).value_or_throw();
-    store = open_store(path, store::OpenMode::read_write);
+    store = open_rebuild(path);
   }
   const std::string model = context.embedder().model_id();
   const std::string stamped = index::index_model(*store);
@@ -284,8 +350,7 @@ std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std
     context.output.warning("index '" + path + "' was built with model '" + stamped +
                            "'; re-embedding everything with model '" + model + "'");
     store.reset();
-    store::Store::remove(path).value_or_throw();
-    store = open_store(path, store::OpenMode::read_write);
+    store = open_rebuild(path);
   }
   // A remote model of unknown vector length (most OpenAI-compatible servers) says it once,
   // before the index is stamped with it: one short request, only for a new index.
@@ -404,7 +469,11 @@ std::unique_ptr<store::Store> open_store(const std::string& path, store::OpenMod
   std::string message = store.error().message;
   if (message.find("not a database") != std::string::npos ||
       message.find("not a kasava index") != std::string::npos) {
-    message += " (start over with `kasava index --rebuild`)";
+    // In kasava's own folder it is a damaged index; elsewhere it may be anybody's file.
+    message += in_kasava_folder(path)
+                   ? " (start over with `kasava index --rebuild`)"
+                   : " (if it is not needed, remove it by hand (rm '" + path +
+                         "') and run `kasava index`, or choose another --index)";
   }
   throw util::Failure(message);
 }
@@ -502,6 +571,7 @@ bool refresh_index(Context& context, const QueryTarget& target) {
                                   progress_callbacks(context));
   context.output.end_progress();
   if (!summary) throw util::Failure(summary.error());
+  finish_index_run(std::move(store), target.index_path);
   return true;
 }
 

@@ -89,14 +89,43 @@ public:
   using util::Failure::Failure;
 };
 
+/// What open_index_for_writing does with an index that exists.
+enum class Existing {
+  update,   ///< index what changed (rebuilding it only for an older schema or another model)
+  rebuild,  ///< `kasava index --rebuild`: start over
+};
+
 /// Opens (or creates) the index at `path` for indexing `root` with context.embedder(): an
 /// index of an older schema is rebuilt after a one-line notice (it is a cache), one of another
 /// model as `on_model_change` says, and one that records another root is rebuilt after a
 /// notice (a foreign index's rows are not trusted to be `root`'s files, not even when their
-/// blob ids match). The caller holds the index lock.
+/// blob ids match). A rebuild of an index that exists writes a new one beside it
+/// (rebuild_path), which finish_index_run puts in its place once complete: until then readers
+/// search the old one, and a killed rebuild leaves it as it was. Only a kasava index (or a
+/// file in a `.kasava` folder) is ever replaced: anything else is refused with an error that
+/// says how to remove it by hand. The caller holds the index lock.
 std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std::string& path,
                                                      const std::string& root,
-                                                     ModelChange on_model_change);
+                                                     ModelChange on_model_change,
+                                                     Existing existing = Existing::update);
+
+/// Ends an index run that succeeded on a store from open_index_for_writing(…, path, …):
+/// records the index as complete and, when the run rebuilt it beside, puts the new index in
+/// the place of the old one (store::Store::swap_in). The caller holds the index lock.
+void finish_index_run(std::unique_ptr<store::Store> store, const std::string& path);
+
+/// Where a rebuild of the index at `path` writes the new index until it is complete.
+std::string rebuild_path(const std::string& path);
+/// Deletes what a rebuild killed midway left beside the index at `path`. The caller holds
+/// the index lock.
+void discard_unfinished_rebuild(const std::string& path);
+
+/// Whether an index run on `store` did not finish (killed or interrupted midway): some files
+/// may be missing or out of date. Searching it still works.
+bool index_is_partial(const store::Store& store);
+/// How status, verify and ask describe a partial index.
+inline constexpr const char* k_partial_index =
+    "partial (an index run did not finish; run `kasava index`)";
 
 /// The embedder a query on `store` in `mode` needs: null for a lexical query or an index
 /// without vectors (nothing is loaded then), else context.embedder(). An index whose remote

@@ -171,11 +171,13 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
     context.output.warning("another `kasava index` is writing '" + index_path +
                            "'; waiting for it to finish");
   });
-  if (options.rebuild) store::Store::remove(index_path).value_or_throw();
+  discard_unfinished_rebuild(index_path);
   // An index that exists was excluded from git when it was made: reading .git/info/exclude
   // again (a second repository open) would only cost time, on every no-change run.
   const bool existed = std::filesystem::exists(index_path);
-  auto store = open_index_for_writing(context, index_path, root, ModelChange::rebuild);
+  // A rebuild writes beside the index, which stays searchable until the new one is complete.
+  auto store = open_index_for_writing(context, index_path, root, ModelChange::rebuild,
+                                      options.rebuild ? Existing::rebuild : Existing::update);
   if (!existed) index::exclude_from_git(root);
 
   index::IndexOptions index_options = index_options_for(context, *store, options.max_file_size);
@@ -189,6 +191,7 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   }
   // A first index (or a rebuild) leaves many small FTS segments: merge them once.
   if (summary->unchanged == 0 && summary->parsed > 0) store->optimize();
+  finish_index_run(std::move(store), index_path);
 
   const auto* remote_embedder = dynamic_cast<const remote::RemoteEmbedder*>(&context.embedder());
   const long requests = remote_embedder != nullptr ? remote_embedder->requests_sent() : 0;

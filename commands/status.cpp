@@ -70,6 +70,7 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
   const std::string commit = store->meta("commit").value_or("");
   const std::string revision = store->meta("revision").value_or("");
   const std::string indexed_at = store->meta("indexed_at").value_or("");
+  const bool partial = index_is_partial(*store);
   std::string model = store->meta("embedding_model").value_or("");
   if (model.empty()) model = "none";
   const std::string dims = store->meta("embedding_dims").value_or("");
@@ -84,6 +85,7 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
     json.key("commit").value(commit);
     json.key("revision").value(revision);
     json.key("indexed_at").value(indexed_at);
+    json.key("complete").value(!partial);
     json.key("files").value(static_cast<std::int64_t>(stats.files));
     json.key("skipped_files").value(static_cast<std::int64_t>(stats.skipped_files));
     json.key("chunks").value(static_cast<std::int64_t>(stats.chunks));
@@ -135,7 +137,10 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
   row("index", target.index_path + " (" + util::format_bytes(stats.index_bytes) + ")");
   row("root", root);
   row("commit", commit.empty() ? "(none)" : commit + (revision.empty() ? "" : " (--rev " + revision + ")"));
-  row("indexed", indexed_at);
+  // A partial index may still say when a run last completed (an update killed midway).
+  row("indexed", !partial ? indexed_at
+                 : indexed_at.empty() ? std::string(k_partial_index)
+                                      : std::string(k_partial_index) + "; last complete run " + indexed_at);
   row("files", std::to_string(stats.files) + " indexed, " + std::to_string(stats.skipped_files) +
                    " skipped, " + util::format_bytes(stats.source_bytes) + " of source");
   row("chunks", std::to_string(stats.chunks));

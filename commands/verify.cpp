@@ -33,12 +33,13 @@ std::string plural(std::size_t count, const char* word) {
 }
 
 void print_text(Output& output, const std::string& index_path, const index::VerifyReport& report,
-                bool have_source) {
+                bool have_source, bool partial) {
   const auto& check = report.check;
   std::string text = "index '" + index_path + "': " + plural(check.files, "file") + ", " +
                      plural(check.chunks, "chunk") + ", " + std::to_string(check.fts_rows) +
                      " full-text rows, " + plural(check.vectors, "vector") + ", model " +
                      (check.embedding_model.empty() ? "none" : check.embedding_model) + "\n";
+  if (partial) text += std::string("run: ") + k_partial_index + "\n";
   if (check.problems.empty()) {
     text += "integrity: ok\n";
   } else {
@@ -66,12 +67,13 @@ void print_text(Output& output, const std::string& index_path, const index::Veri
 }
 
 void print_json(Output& output, const std::string& index_path, const index::VerifyReport& report,
-                bool have_source, bool repaired) {
+                bool have_source, bool repaired, bool partial) {
   const auto& check = report.check;
   util::JsonWriter json;
   json.begin_object();
   json.key("index").value(index_path);
   json.key("ok").value(check.problems.empty() && check.inconsistent_paths.empty());
+  json.key("complete").value(!partial);
   json.key("repaired").value(repaired);
   json.key("files").value(check.files);
   json.key("chunks").value(check.chunks);
@@ -99,11 +101,12 @@ void repair(Context& context, repo::Source& source, const std::string& index_pat
     context.output.warning("another `kasava index` is writing '" + index_path +
                            "'; waiting for it to finish");
   });
+  discard_unfinished_rebuild(index_path);
   if (report.needs_rebuild()) {
     context.output.warning("index '" + index_path + "' is damaged; rebuilding it");
-    store::Store::remove(index_path).value_or_throw();
   }
-  auto store = open_index_for_writing(context, index_path, source.root(), ModelChange::rebuild);
+  auto store = open_index_for_writing(context, index_path, source.root(), ModelChange::rebuild,
+                                      report.needs_rebuild() ? Existing::rebuild : Existing::update);
   const auto options = index_options_for(context, *store, 0);
   if (!report.needs_rebuild() && !report.check.inconsistent_paths.empty()) {
     store->begin();
@@ -113,6 +116,7 @@ void repair(Context& context, repo::Source& source, const std::string& index_pat
   auto summary = index::run_index(source, *store, options, progress_callbacks(context));
   context.output.end_progress();
   if (!summary) throw util::Failure(summary.error());
+  finish_index_run(std::move(store), index_path);
 }
 
 } // namespace
@@ -123,10 +127,15 @@ ExitStatus run_verify(const VerifyCommandOptions& options, Context& context) {
     throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
   }
   std::unique_ptr<repo::Source> source;
+  bool partial = false;
+  auto read_partial = [&] {
+    partial = index_is_partial(*open_store(target.index_path, store::OpenMode::read_only));
+  };
   {
     // Opening first gives the clear errors: not a database, not a kasava index, other schema.
     const auto store = open_store(target.index_path, store::OpenMode::read_only);
     source = open_origin(*store, target);
+    partial = index_is_partial(*store);
   }
 
   // Without the source, compare with an empty listing: only the file's own checks count.
@@ -139,20 +148,21 @@ ExitStatus run_verify(const VerifyCommandOptions& options, Context& context) {
   index::VerifyReport report = verified();
   const bool damaged = !report.check.problems.empty() || !report.check.inconsistent_paths.empty();
   bool repaired = false;
-  if (options.repair && (damaged || !report.gone.empty() || !report.stale.empty())) {
+  if (options.repair && (damaged || partial || !report.gone.empty() || !report.stale.empty())) {
     if (!source) {
       throw util::Failure("cannot repair index '" + target.index_path +
                           "': the repository it was built from is not available");
     }
     repair(context, *source, target.index_path, report);
     report = verified();
+    read_partial();
     repaired = true;
   }
 
   if (options.json) {
-    print_json(context.output, target.index_path, report, source != nullptr, repaired);
+    print_json(context.output, target.index_path, report, source != nullptr, repaired, partial);
   } else {
-    print_text(context.output, target.index_path, report, source != nullptr);
+    print_text(context.output, target.index_path, report, source != nullptr, partial);
     if (repaired) context.output.out("repaired: index re-indexed from the repository\n");
   }
   const bool still_damaged =

@@ -14,7 +14,7 @@ complete -c kasava -n '__fish_seen_subcommand_from index' -l help -s h -d 'Print
 complete -c kasava -n '__fish_seen_subcommand_from index' -l rev -r -d 'Index the tree of this commit instead of the working tree'
 complete -c kasava -n '__fish_seen_subcommand_from index' -l max-file-size -r -d 'Skip files larger than this many bytes (default: 1048576, or the index\'s last setting); remembered for later refreshes'
 complete -c kasava -n '__fish_seen_subcommand_from index' -l threads -r -d 'Parser threads (default: one per core)'
-complete -c kasava -n '__fish_seen_subcommand_from index' -l rebuild -d 'Discard the existing index and build it anew'
+complete -c kasava -n '__fish_seen_subcommand_from index' -l rebuild -d 'Build the index anew, beside the old one, which it replaces when complete'
 complete -c kasava -n '__fish_seen_subcommand_from index' -l dry-run -d 'Show what would be indexed and, for a remote model, sent (files, chunks, estimated tokens); write and send nothing'
 complete -c kasava -n '__fish_seen_subcommand_from index' -l json -d 'Print the summary as JSON on stdout'
 complete -c kasava -n '__fish_seen_subcommand_from ask' -l help -s h -d 'Print this help message and exit'

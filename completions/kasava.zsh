@@ -21,7 +21,7 @@ _kasava() {
     '--rev[Index the tree of this commit instead of the working tree]:value:' \
     '--max-file-size[Skip files larger than this many bytes (default\: 1048576, or the index'\''s last setting); remembered for later refreshes]:value:' \
     '--threads[Parser threads (default\: one per core)]:value:' \
-    '--rebuild[Discard the existing index and build it anew]' \
+    '--rebuild[Build the index anew, beside the old one, which it replaces when complete]' \
     '--dry-run[Show what would be indexed and, for a remote model, sent (files, chunks, estimated tokens); write and send nothing]' \
     '--json[Print the summary as JSON on stdout]' \
     '--help[Print this help message and exit]' \

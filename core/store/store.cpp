@@ -261,10 +261,12 @@ struct Store::Impl {
   bool m_digest_forgotten = false;
 
   // Every write to files, chunks or vectors makes the indexer's listing digest stale (see
-  // core/index/indexer.cpp): delete it, once per transaction.
+  // core/index/indexer.cpp): delete it, once per transaction. The same write makes the index
+  // partial until the run that makes it calls mark_complete().
   void forget_listing_digest() {
     if (m_digest_forgotten) return;
     m_db.query("DELETE FROM meta WHERE key = 'listing_digest'").run();
+    write_meta("partial", "1");
     m_digest_forgotten = true;
   }
 
@@ -554,6 +556,21 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMo
   return store;
 }
 
+namespace {
+
+// Deletes the WAL, shared-memory and rollback journal files of the database at `path`.
+util::Status remove_companions(const std::string& path) {
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const std::string file = path + suffix;
+    std::error_code error;
+    std::filesystem::remove(file, error);
+    if (error) return util::Error{"removing '" + file + "': " + error.message()};
+  }
+  return util::ok_status();
+}
+
+} // namespace
+
 util::Status Store::remove(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     const std::string file = path + suffix;
@@ -562,6 +579,52 @@ util::Status Store::remove(const std::string& path) {
     if (error) return util::Error{"removing '" + file + "': " + error.message()};
   }
   return util::ok_status();
+}
+
+util::Status Store::swap_in(const std::string& built, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const std::string doing = "replacing index '" + path + "': ";
+  if (fs::is_regular_file(path, error)) {
+    int result = SQLITE_OK;
+    try {
+      sqlite::Database source(built, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+      sqlite::Database target(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+      sqlite3_busy_timeout(target.get(), k_busy_timeout_ms);
+      sqlite3_backup* backup = sqlite3_backup_init(target.get(), "main", source.get(), "main");
+      if (backup == nullptr) {
+        result = sqlite3_errcode(target.get());
+      } else {
+        // All pages in one step, one transaction. Busy: a reader recovering the WAL, or a
+        // writer that takes no index lock (another kasava); wait for it as a reader would.
+        for (int waited = 0; waited < k_busy_timeout_ms; waited += 20) {
+          result = sqlite3_backup_step(backup, -1);
+          if (result != SQLITE_BUSY && result != SQLITE_LOCKED) break;
+          sqlite3_sleep(20);
+        }
+        sqlite3_backup_finish(backup);
+      }
+      if (result == SQLITE_DONE) {
+        // The copy sits in the WAL, as large as the index: fold it into the file now if no
+        // reader holds an older snapshot (else the last connection to close does it).
+        sqlite3_busy_timeout(target.get(), 0);
+        sqlite3_exec(target.get(), "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+      }
+    } catch (const sqlite::Error&) {
+      result = SQLITE_NOTADB;  // the target cannot even be opened: renamed over below
+    }
+    if (result == SQLITE_DONE) return remove(built);
+    // Not a database (a damaged file, which nobody can be reading), or one SQLite cannot
+    // write in place (a read-only file; another page size, which a WAL database cannot
+    // change): replaced by a rename. Anything else (a full disk) is an error.
+    if (result != SQLITE_NOTADB && result != SQLITE_CORRUPT && result != SQLITE_READONLY) {
+      return util::Error{doing + sqlite3_errstr(result)};
+    }
+  }
+  if (auto removed = remove_companions(path); !removed) return removed;
+  fs::rename(built, path, error);
+  if (error) return util::Error{doing + "renaming '" + built + "': " + error.message()};
+  return remove(built);
 }
 
 std::optional<std::string> Store::peek_meta(const std::string& path, std::string_view key) {
@@ -598,6 +661,16 @@ const std::string& Store::path() const {
 
 std::optional<std::string> Store::meta(std::string_view key) const {
   return m_impl->guarded("reading", [&] { return m_impl->read_meta(key); });
+}
+
+bool Store::marked_complete() const {
+  return !meta("partial").has_value();
+}
+
+void Store::mark_complete() {
+  if (marked_complete()) return;
+  m_impl->guarded("writing", [&] { m_impl->m_db.query("DELETE FROM meta WHERE key = 'partial'").run(); });
+  m_impl->m_digest_forgotten = false;  // the next write marks it partial again
 }
 
 void Store::set_meta(std::string_view key, std::string_view value) {

@@ -152,9 +152,20 @@ public:
   /// Opens (or, read_write, creates) the index at `path`. Errors are one line with the path
   /// quoted: not a database, schema version from another kasava (say how to rebuild), missing.
   static util::Result<std::unique_ptr<Store>> open(const std::string& path, OpenMode mode);
-  /// Deletes the index file at `path` with its WAL and shared-memory companions (for
-  /// `kasava index --rebuild`). A missing file is not an error. No Store may have it open.
+  /// Deletes the index file at `path` with its WAL and shared-memory companions (what a
+  /// killed rebuild left beside an index). A missing file is not an error. No Store may have
+  /// it open.
   static util::Status remove(const std::string& path);
+  /// Puts the complete index built at `built` (closed) in the place of the index at `path`,
+  /// then deletes `built`. When `path` holds an index SQLite can open, its pages are replaced
+  /// by `built`'s in one write transaction (SQLite's backup API) rather than by renaming:
+  /// readers of the old index keep reading it until that commits and see the new one after,
+  /// and a process killed midway leaves the old one as it was. A rename would leave the old
+  /// file's `-wal` and `-shm` under the new file's names, where the next connection would
+  /// read them as the new file's. Otherwise (a damaged file, kasava's to replace: the caller
+  /// decides; or a file SQLite cannot write in place) `built` is renamed over it. The caller
+  /// holds the index lock.
+  static util::Status swap_in(const std::string& built, const std::string& path);
   /// The schema version of the kasava index at `path`; nullopt when the file is missing, not
   /// SQLite or not a kasava index. Lets `kasava index` rebuild an index of an older version.
   static std::optional<int> schema_version(const std::string& path);
@@ -170,6 +181,14 @@ public:
   // --- metadata (key/value): "root", "commit", "indexed_at", "embedding_model", ...
   std::optional<std::string> meta(std::string_view key) const;
   void set_meta(std::string_view key, std::string_view value);
+
+  /// Whether the last run that wrote files, chunks or vectors called mark_complete(): every
+  /// such write records the index as partial (meta "partial"), once per transaction, so an
+  /// index run killed midway leaves it recorded so.
+  bool marked_complete() const;
+  /// Records that the run writing this index finished (deletes meta "partial"; nothing is
+  /// written when it is not there). Call outside a transaction, after the run's last one.
+  void mark_complete();
 
   // --- files
   /// Every stored file by path.

@@ -1,6 +1,7 @@
 // Crash safety: `kasava index` killed with SIGKILL at random moments never leaves an index
 // that is damaged, that `ask` cannot read, or that the next `kasava index` does not finish
-// into exactly what a clean index gives.
+// into exactly what a clean index gives; `kasava index --rebuild` killed anywhere leaves the
+// complete index it was rebuilding as it was.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -39,14 +40,16 @@ std::vector<std::vector<std::string>> all_places(const FixtureRepo& repo) {
 }
 
 // `kasava verify --json` passes; returns the number of files the index holds and adds its
-// chunks to *chunks when given.
-std::int64_t require_sound(const FixtureRepo& repo, std::int64_t* chunks = nullptr) {
+// chunks to *chunks when given, and says whether the index is complete in *complete.
+std::int64_t require_sound(const FixtureRepo& repo, std::int64_t* chunks = nullptr,
+                           bool* complete = nullptr) {
   const auto verified = repo.kasava({"verify", "--json"});
   INFO(describe(verified));
   REQUIRE(verified.exit_code == 0);
   const auto report = parse_json_output(verified.out);
   REQUIRE(report["ok"].as_bool());
   if (chunks != nullptr) *chunks += report["chunks"].as_integer();
+  if (complete != nullptr) *complete = report["complete"].as_bool();
   return report["files"].as_integer();
 }
 
@@ -120,17 +123,28 @@ TEST_CASE("crash: SIGKILL at random points never damages the index") {
     if (needs_recovery) ++read_only_recovery_failures;
     if (!empty && !needs_recovery) {
       ++checked_after_kill;
-      const auto files = require_sound(repo, &chunks_checked);
+      bool complete = false;
+      const auto files = require_sound(repo, &chunks_checked, &complete);
       // An incremental run replaces files one by one: killed anywhere, none goes missing.
       if (run % 3 == 1) CHECK(files == k_files);
+      // A rebuild writes beside the index: killed anywhere, the complete index is still there,
+      // answering as before.
+      if (run % 3 == 2) {
+        CHECK(files == k_files);
+        CHECK(complete);
+        CHECK(all_places(repo) == reference[variant]);
+      }
       files_checked += files;
       places(repo, k_queries[run % k_queries.size()]);
+    } else {
+      CHECK(run % 3 == 0);  // only a first index can be killed before it holds anything
     }
     // The next run finishes into what a clean index holds.
     const auto finished = repo.kasava({"index"});
     INFO(describe(finished));
     REQUIRE(finished.exit_code == 0);
     REQUIRE(all_places(repo) == reference[variant]);
+    CHECK_FALSE(repo.exists(".kasava/index.db.rebuild"));  // a killed rebuild's, cleaned up
   }
   require_sound(repo);
   // Most kills must have landed while the index was being written, or the test proves little.

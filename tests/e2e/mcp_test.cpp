@@ -327,3 +327,36 @@ TEST_CASE("mcp: searches while `kasava index` rewrites the index keep answering"
   CHECK(errors.find("busy") == std::string::npos);
   WARN("mcp: " << rounds << " search+status rounds while index ran");
 }
+
+TEST_CASE("mcp: a running server searches the index a rebuild has put in place") {
+  FixtureRepo repo;
+  write_many_files(repo, 60, 0);
+  repo.commit_all("alpha");
+  // An index of a commit: searches do not refresh it, so only the rebuild changes it.
+  REQUIRE(repo.kasava({"index", "--rev", "HEAD"}).exit_code == 0);
+  TempDir scratch("mcp");
+  McpSession session(repo.root(), scratch);
+  session.request(
+      1, "initialize",
+      R"({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}})");
+  session.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  int id = 2;
+  auto found = [&](const std::string& words) {
+    const JsonValue result =
+        session.call(id++, "search", R"({"query":")" + words + R"(","mode":"lexical"})");
+    CHECK(result["isError"] == JsonValue(false));
+    return result["structuredContent"]["results"].size();
+  };
+  CHECK(found("alpha") > 0);
+  CHECK(found("omega") == 0);
+
+  write_many_files(repo, 60, 1);
+  repo.commit_all("omega");
+  const auto rebuilt = repo.kasava({"index", "--rev", "HEAD", "--rebuild"});
+  INFO(describe(rebuilt));
+  REQUIRE(rebuilt.exit_code == 0);
+  CHECK(found("omega") > 0);
+  CHECK(found("alpha") == 0);
+  session.close_stdin();
+  CHECK(session.wait_exit() == 0);
+}
