@@ -139,6 +139,10 @@ struct IndexCheck {
   int embedding_dims = 0;      ///< meta "embedding_dims", 0 when none
 };
 
+/// Whether an error of this module says the index file is damaged (SQLite finds it malformed:
+/// truncated, overwritten): `kasava verify` reports that as damage, and --repair rebuilds it.
+bool is_damage(const util::Error& error);
+
 /// Checks the kasava index at `path` against itself on a read-only connection of its own:
 /// PRAGMA integrity_check, FTS5 'integrity-check', every chunk's file row and FTS row, every
 /// FTS row's chunk, every chunk's packed text decoding, every pack's chunks, vectors against
