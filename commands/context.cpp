@@ -266,7 +266,8 @@ QueryTarget resolve_query_target(Context& context) {
   std::optional<std::string> root;
   std::optional<std::string> revision;
   std::string index_model;
-  if (auto store = store::Store::open(target.index_path, store::OpenMode::read_only)) {
+  auto store = store::Store::open(target.index_path, store::OpenMode::read_only);
+  if (store) {
     root = (*store)->meta("root");
     revision = (*store)->meta("revision");
     index_model = index::index_model(**store);
@@ -276,9 +277,9 @@ QueryTarget resolve_query_target(Context& context) {
     // can rebuild it there.
     root = store::Store::peek_meta(target.index_path, "root");
     revision = store::Store::peek_meta(target.index_path, "revision");
-  } else {
+  } else if (!store::is_damage(store.error())) {
     open_store(target.index_path, store::OpenMode::read_only);  // throws its error, with the hint
-  }
+  }  // a damaged file: `verify` reports it, and the others fail to open it, saying so
   // An index of a commit (--rev) is not refreshed from the working tree.
   const bool of_revision = !revision.value_or("").empty();
   if (root && !of_revision && fs::is_directory(*root)) target.root = *root;

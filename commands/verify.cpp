@@ -15,15 +15,24 @@ namespace kasava::commands {
 namespace {
 
 // Where the index came from, when that source is still there to compare with and repair from.
-std::unique_ptr<repo::Source> open_origin(const store::Store& store) {
-  const auto root = store.meta("root");
+std::unique_ptr<repo::Source> open_origin(const std::optional<std::string>& root,
+                                          const std::optional<std::string>& revision) {
   if (!root || !std::filesystem::is_directory(*root)) return nullptr;
   repo::OpenOptions open_options;
-  if (auto revision = store.meta("revision"); revision && !revision->empty()) {
-    open_options.revision = *revision;
-  }
+  if (revision && !revision->empty()) open_options.revision = *revision;
   auto source = repo::open_source(*root, open_options);
   return source ? std::move(source).value() : nullptr;
+}
+
+// The origin of an index too damaged to open: what its meta table still says, else the
+// repository whose `.kasava/index.db` it is.
+std::unique_ptr<repo::Source> origin_of_damaged(const std::string& index_path) {
+  auto root = store::Store::peek_meta(index_path, "root");
+  if (!root) {
+    const std::filesystem::path folder = std::filesystem::path(index_path).parent_path();
+    if (folder.filename() == ".kasava") root = folder.parent_path().string();
+  }
+  return open_origin(root, store::Store::peek_meta(index_path, "revision"));
 }
 
 std::string plural(std::size_t count, const char* word) {
@@ -122,8 +131,15 @@ ExitStatus run_verify(const VerifyCommandOptions& options, Context& context) {
   std::unique_ptr<repo::Source> source;
   {
     // Opening first gives the clear errors: not a database, not a kasava index, other schema.
-    const auto store = open_store(target.index_path, store::OpenMode::read_only);
-    source = open_origin(*store);
+    // A damaged file is what verify is for: its checks say what is wrong.
+    const auto store = store::Store::open(target.index_path, store::OpenMode::read_only);
+    if (store) {
+      source = open_origin((*store)->meta("root"), (*store)->meta("revision"));
+    } else if (store::is_damage(store.error())) {
+      source = origin_of_damaged(target.index_path);
+    } else {
+      open_store(target.index_path, store::OpenMode::read_only);  // throws, with the hint
+    }
   }
 
   // Without the source, compare with an empty listing: only the file's own checks count.
