@@ -373,6 +373,13 @@ bool refresh_index(Context& context, const QueryTarget& target) {
   if (!target.root) return true;
   // This runs before every `ask`: everything here is on its latency (see bench/README.md).
   const bool existed = fs::exists(target.index_path);
+  // Another user's index, or a read-only artifact, is searched as it is: nothing of ours
+  // (lock file included) is left beside it.
+  if (existed && !store::Store::may_write(target.index_path)) {
+    context.output.warning("not refreshing the index: '" + target.index_path +
+                           "' cannot be written here");
+    return false;
+  }
   // While a `kasava index` writes, search what it has committed so far instead of waiting
   // for it (and then parsing the same files again).
   std::optional<IndexLock> lock;

@@ -145,18 +145,25 @@ bool may_write(const std::string& path) {
 
 } // namespace
 
-ReaderOpening reader_opening(const std::string& path) {
+bool may_write_with_companions(const std::string& path) {
   namespace fs = std::filesystem;
-  if (!regular_file_exists(path, path)) throw Error(SQLITE_CANTOPEN, "no such file");
   // SQLite puts the companion files beside the file a symbolic link leads to.
   std::error_code error;
   const fs::path resolved = fs::canonical(path, error);
-  const std::string real = error ? path : resolved.string();
   fs::path folder = (error ? fs::path(path) : resolved).parent_path();
   if (folder.empty()) folder = fs::path(".");
+  return may_write(error ? path : resolved.string()) && may_write(folder.string());
+}
+
+ReaderOpening reader_opening(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (!regular_file_exists(path, path)) throw Error(SQLITE_CANTOPEN, "no such file");
+  std::error_code error;
+  const fs::path resolved = fs::canonical(path, error);
+  const std::string real = error ? path : resolved.string();
   const bool wal = regular_file_exists(real + "-wal", path + "-wal");
   const bool shm = regular_file_exists(real + "-shm", path + "-shm");
-  if (may_write(real) && may_write(folder.string())) {
+  if (may_write_with_companions(path)) {
     return {path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, ReaderKind::shared};
   }
   if (wal && shm) return {path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, ReaderKind::read_only};

@@ -133,6 +133,10 @@ enum class ReaderKind {
   immutable,  ///< read-only from the file alone (URI parameter immutable=1): no lock, no -shm
 };
 
+/// Whether this process may write the file at `path` and the folder its -wal and -shm files
+/// go to (beside the file a symbolic link leads to).
+bool may_write_with_companions(const std::string& path);
+
 /// What to pass to Database's constructor to read an existing file: `name` (the path, or a
 /// URI) and `flags`.
 struct ReaderOpening {

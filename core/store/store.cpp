@@ -570,6 +570,10 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMo
   }
 }
 
+bool Store::may_write(const std::string& path) {
+  return sqlite::may_write_with_companions(path);
+}
+
 bool is_damage(const util::Error& error) {
   return error.message.find(k_damage_hint) != std::string::npos;
 }

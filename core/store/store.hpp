@@ -156,6 +156,9 @@ public:
   /// Opens (or, read_write, creates) the index at `path`. Errors are one line with the path
   /// quoted: not a database, schema version from another kasava (say how to rebuild), missing.
   static util::Result<std::unique_ptr<Store>> open(const std::string& path, OpenMode mode);
+  /// Whether this process may write the existing index at `path` and its folder (where
+  /// SQLite makes its -wal and -shm files): not another user's, nor a read-only artifact's.
+  static bool may_write(const std::string& path);
   /// Deletes the index file at `path` with its WAL and shared-memory companions (for
   /// `kasava index --rebuild`). A missing file is not an error. No Store may have it open.
   static util::Status remove(const std::string& path);

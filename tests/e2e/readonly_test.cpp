@@ -128,3 +128,41 @@ TEST_CASE("read-only index: a copy in a read-only folder (0555, file 0444) is se
     check_no_companions(copy);
   }
 }
+
+TEST_CASE("read-only index: in a folder anyone may write, a reader leaves nothing of its own") {
+  FixtureRepo repo;
+  write_sample_project(repo);
+  repo.commit_all("sample");
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  open_to_others(repo.root());
+  // A shared folder (like /tmp) holding the owner's index, which only the owner may write.
+  TempDir shared("shared");
+  fs::permissions(shared.path(), fs::perms::all | fs::perms::sticky_bit);
+  const std::string index = shared / "index.db";
+  fs::copy_file(repo.index_path(), index);
+  fs::permissions(index, running_as_root() ? fs::perms::owner_read | fs::perms::owner_write |
+                                                 fs::perms::group_read | fs::perms::others_read
+                                           : fs::perms::owner_read | fs::perms::group_read |
+                                                 fs::perms::others_read);
+  repo.append("internal/config/config.go", "\n// touched by the owner\n");
+  const UnprivilegedHome home;
+  RunOptions in_repo;
+  in_repo.cwd = repo.root();
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"ask", "parseConfig", "--json"},
+        std::vector<std::string>{"status", "--json"}, std::vector<std::string>{"verify", "--json"}}) {
+    std::vector<std::string> args = {"--index", index};
+    args.insert(args.end(), command.begin(), command.end());
+    const RunResult run = run_kasava_unprivileged(home, args, in_repo);
+    INFO(describe(run));
+    CHECK(run.exit_code == 0);
+    check_no_error(run);
+    parse_json_output(run.out);
+    // Nothing but the index: no -wal, -shm or lock file owned by the reader.
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(shared.path())) {
+      names.push_back(entry.path().filename().string());
+    }
+    CHECK(names == std::vector<std::string>{"index.db"});
+  }
+}
