@@ -135,7 +135,9 @@ bool regular_file_exists(const std::string& path, const std::string& name) {
     if (errno == ENOENT) return false;
     throw Error(SQLITE_CANTOPEN, "'" + name + "': " + std::strerror(errno));
   }
-  if (!S_ISREG(status.st_mode)) throw Error(SQLITE_CANTOPEN, "'" + name + "' is not a regular file");
+  if (!S_ISREG(status.st_mode)) {
+    throw Error(SQLITE_CANTOPEN, "'" + name + "' is not a regular file");
+  }
   return true;
 }
 

@@ -117,7 +117,8 @@ TEST_CASE("read-only index: a copy in a read-only folder (0555, file 0444) is se
   options.cwd = artifacts.path();
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{"ask", "parseConfig", "--json"},
-        std::vector<std::string>{"status", "--json"}, std::vector<std::string>{"verify", "--json"}}) {
+        std::vector<std::string>{"status", "--json"},
+        std::vector<std::string>{"verify", "--json"}}) {
     std::vector<std::string> args = {"--index", copy};
     args.insert(args.end(), command.begin(), command.end());
     const RunResult run = run_kasava_unprivileged(home, args, options);
@@ -150,7 +151,8 @@ TEST_CASE("read-only index: in a folder anyone may write, a reader leaves nothin
   in_repo.cwd = repo.root();
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{"ask", "parseConfig", "--json"},
-        std::vector<std::string>{"status", "--json"}, std::vector<std::string>{"verify", "--json"}}) {
+        std::vector<std::string>{"status", "--json"},
+        std::vector<std::string>{"verify", "--json"}}) {
     std::vector<std::string> args = {"--index", index};
     args.insert(args.end(), command.begin(), command.end());
     const RunResult run = run_kasava_unprivileged(home, args, in_repo);
