@@ -44,7 +44,8 @@ std::int64_t count(sqlite::Database& db, const char* sql) {
 std::unique_ptr<sqlite::Database> open_for_check(const std::string& path, bool& writable) {
   const sqlite::ReaderOpening opening = sqlite::reader_opening(path);
   auto db = std::make_unique<sqlite::Database>(opening.name, opening.flags);
-  writable = opening.kind == sqlite::ReaderKind::shared && sqlite3_db_readonly(db->get(), "main") == 0;
+  writable = opening.kind == sqlite::ReaderKind::shared &&
+             sqlite3_db_readonly(db->get(), "main") == 0;
   return db;
 }
 
