@@ -388,7 +388,8 @@ QueryTarget resolve_query_target(Context& context) {
   std::optional<std::string> recorded_root;
   std::optional<std::string> revision;
   std::string index_model;
-  if (auto store = store::Store::open(target.index_path, store::OpenMode::read_only)) {
+  auto store = store::Store::open(target.index_path, store::OpenMode::read_only);
+  if (store) {
     recorded_root = (*store)->meta("root");
     revision = (*store)->meta("revision");
     index_model = index::index_model(**store);
@@ -397,9 +398,9 @@ QueryTarget resolve_query_target(Context& context) {
     // An older kasava's index: the refresh rebuilds it, where it belongs.
     recorded_root = store::Store::peek_meta(target.index_path, "root");
     revision = store::Store::peek_meta(target.index_path, "revision");
-  } else {
+  } else if (!store::is_damage(store.error())) {
     open_store(target.index_path, store::OpenMode::read_only);  // throws its error, with the hint
-  }
+  }  // a damaged file: `verify` reports it, and the others fail to open it, saying so
 
   // Which repository on disk the index belongs to: never what it records, only a folder found
   // from where it lies (or from the current folder, for a named index) that it records.
@@ -529,6 +530,13 @@ bool refresh_index(Context& context, const QueryTarget& target) {
   if (!target.root) return true;
   // This runs before every `ask`: everything here is on its latency (see bench/README.md).
   const bool existed = fs::exists(target.index_path);
+  // Another user's index, or a read-only artifact, is searched as it is: nothing of ours
+  // (lock file included) is left beside it.
+  if (existed && !store::Store::may_write(target.index_path)) {
+    context.output.warning("not refreshing the index: '" + target.index_path +
+                           "' cannot be written here");
+    return false;
+  }
   // While a `kasava index` writes, search what it has committed so far instead of waiting
   // for it (and then parsing the same files again).
   std::optional<IndexLock> lock;

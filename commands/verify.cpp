@@ -16,14 +16,14 @@ namespace kasava::commands {
 namespace {
 
 // The repository the index belongs to (found on disk, never read from the index: see
-// resolve_query_target), to compare with and repair from; null when there is none.
-std::unique_ptr<repo::Source> open_origin(const store::Store& store, const QueryTarget& target) {
+// resolve_query_target), to compare with and repair from, at the commit the index records
+// (`--rev`); null when there is none.
+std::unique_ptr<repo::Source> open_origin(const QueryTarget& target,
+                                          const std::optional<std::string>& revision) {
   const auto& root = target.repository;
   if (!root) return nullptr;
   repo::OpenOptions open_options;
-  if (auto revision = store.meta("revision"); revision && !revision->empty()) {
-    open_options.revision = *revision;
-  }
+  if (revision && !revision->empty()) open_options.revision = *revision;
   auto source = repo::open_source(*root, open_options);
   return source ? std::move(source).value() : nullptr;
 }
@@ -133,9 +133,16 @@ ExitStatus run_verify(const VerifyCommandOptions& options, Context& context) {
   };
   {
     // Opening first gives the clear errors: not a database, not a kasava index, other schema.
-    const auto store = open_store(target.index_path, store::OpenMode::read_only);
-    source = open_origin(*store, target);
-    partial = index_is_partial(*store);
+    // A damaged file is what verify is for: its checks say what is wrong.
+    const auto store = store::Store::open(target.index_path, store::OpenMode::read_only);
+    if (store) {
+      source = open_origin(target, (*store)->meta("revision"));
+      partial = index_is_partial(**store);
+    } else if (store::is_damage(store.error())) {
+      source = open_origin(target, store::Store::peek_meta(target.index_path, "revision"));
+    } else {
+      open_store(target.index_path, store::OpenMode::read_only);  // throws, with the hint
+    }
   }
 
   // Without the source, compare with an empty listing: only the file's own checks count.

@@ -16,7 +16,6 @@ struct VerifyReport {
   store::IndexCheck check;             ///< the file against itself
   std::vector<std::string> gone;       ///< in the index, no longer in the source
   std::vector<std::string> stale;      ///< in the source, not indexed or with other content
-                                       ///< (known without reading: new files, blob ids)
   std::size_t source_files = 0;        ///< files the source lists
 
   /// Damage that only a rebuild repairs.
@@ -29,8 +28,9 @@ struct VerifyReport {
 };
 
 /// Checks the index at `index_path` (which the caller has opened once with store::Store::open,
-/// for its clear errors) against itself and against `source`. Reads no file content: files
-/// changed in the work tree but not yet hashed by git are found by `kasava index`, not here.
+/// for its clear errors) against itself and against `source` as it is now: files whose blob id
+/// git does not know (unstaged edits, untracked files, plain directories) are compared by the
+/// stat data the index keeps, and read and hashed when that differs, as `kasava index` would.
 util::Result<VerifyReport> verify_index(repo::Source& source, const std::string& index_path);
 
 } // namespace kasava::index

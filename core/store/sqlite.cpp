@@ -1,6 +1,15 @@
 // RAII handles for SQLite: see sqlite.hpp.
 #include "core/store/sqlite.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
 namespace kasava::store::sqlite {
 
 Statement::Statement(sqlite3* db, std::string_view sql) {
@@ -100,6 +109,68 @@ bool Database::has_table(std::string_view name) {
   auto found = query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
   found.bind(1, name);
   return found.step();
+}
+
+namespace {
+
+// "file:" URI of a path, for URI parameters: characters that end a path in a URI escaped.
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", static_cast<unsigned char>(c));
+      uri += escaped;
+    } else {
+      uri += c;
+    }
+  }
+  return uri;
+}
+
+// Whether `path` exists (as a regular file, else Error: its name and what it is).
+bool regular_file_exists(const std::string& path, const std::string& name) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) {
+    if (errno == ENOENT) return false;
+    throw Error(SQLITE_CANTOPEN, "'" + name + "': " + std::strerror(errno));
+  }
+  if (!S_ISREG(status.st_mode)) {
+    throw Error(SQLITE_CANTOPEN, "'" + name + "' is not a regular file");
+  }
+  return true;
+}
+
+bool may_write(const std::string& path) {
+  return ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0;
+}
+
+} // namespace
+
+bool may_write_with_companions(const std::string& path) {
+  namespace fs = std::filesystem;
+  // SQLite puts the companion files beside the file a symbolic link leads to.
+  std::error_code error;
+  const fs::path resolved = fs::canonical(path, error);
+  fs::path folder = (error ? fs::path(path) : resolved).parent_path();
+  if (folder.empty()) folder = fs::path(".");
+  return may_write(error ? path : resolved.string()) && may_write(folder.string());
+}
+
+ReaderOpening reader_opening(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (!regular_file_exists(path, path)) throw Error(SQLITE_CANTOPEN, "no such file");
+  std::error_code error;
+  const fs::path resolved = fs::canonical(path, error);
+  const std::string real = error ? path : resolved.string();
+  const bool wal = regular_file_exists(real + "-wal", path + "-wal");
+  const bool shm = regular_file_exists(real + "-shm", path + "-shm");
+  if (may_write_with_companions(path)) {
+    return {path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, ReaderKind::shared};
+  }
+  if (wal && shm) return {path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, ReaderKind::read_only};
+  return {file_uri(path) + "?immutable=1",
+          SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, ReaderKind::immutable};
 }
 
 fts5_api* fts5_api_of(sqlite3* db, std::string& error) {

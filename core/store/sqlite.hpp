@@ -124,6 +124,40 @@ private:
       m_statements;
 };
 
+/// How a connection that only reads opens an existing file, so that it needs no write access
+/// and leaves nothing behind (see open_reader).
+enum class ReaderKind {
+  shared,     ///< read-write (statements only read): it may recover, checkpoint and, when it
+              ///< closes last, remove the -wal and -shm files, as a writer does
+  read_only,  ///< read-only, through the -wal and -shm files a writer at work has made
+  immutable,  ///< read-only from the file alone (URI parameter immutable=1): no lock, no -shm
+};
+
+/// Whether this process may write the file at `path` and the folder its -wal and -shm files
+/// go to (beside the file a symbolic link leads to).
+bool may_write_with_companions(const std::string& path);
+
+/// What to pass to Database's constructor to read an existing file: `name` (the path, or a
+/// URI) and `flags`.
+struct ReaderOpening {
+  std::string name;
+  int flags = 0;
+  ReaderKind kind = ReaderKind::shared;
+};
+
+/// How to open the existing database file `path` for reading. Where this process may write
+/// the file and its folder: ReaderKind::shared. Elsewhere (another user's index, a read-only
+/// folder or file system) it must not create files: read_only when both companion files exist
+/// (a writer is at work, and its WAL holds commits the file does not), else immutable — the
+/// file alone is the whole database then, since a WAL is removed only once copied into the
+/// file. Throws Error when `path` is missing, or it or a companion file that exists is not a
+/// regular file (a FIFO would block the open forever).
+ReaderOpening reader_opening(const std::string& path);
+
+/// Whether an error code says the file's content is damaged (SQLITE_CORRUPT: a truncated or
+/// overwritten file).
+inline bool is_corruption(int code) { return (code & 0xff) == SQLITE_CORRUPT; }
+
 /// The FTS5 API of a connection (the documented way: SELECT fts5(?1) with a typed pointer
 /// binding), for registering tokenizers and functions; nullptr with `error` set when this
 /// SQLite has no FTS5 (or one too old for what we use).

@@ -48,7 +48,11 @@
 // are deleted before its file row, while its path is still known.
 #include "core/store/store.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -195,6 +199,14 @@ std::int64_t query_int(sqlite::Database& db, const char* sql) {
   return query.step() ? query.column_int64(0) : 0;
 }
 
+// Said of a file SQLite finds malformed (truncated, overwritten): only a rebuild repairs it.
+constexpr const char* k_damage_hint = " (the index is damaged: run `kasava verify --repair`)";
+
+// SQLite's message, and for damage the hint.
+std::string reason(const sqlite::Error& error) {
+  return std::string(error.what()) + (sqlite::is_corruption(error.code()) ? k_damage_hint : "");
+}
+
 bool is_empty_database(sqlite::Database& db) {
   return query_int(db, "PRAGMA application_id") == 0 &&
          query_int(db, "SELECT count(*) FROM sqlite_schema") == 0;
@@ -243,8 +255,9 @@ private:
 } // namespace
 
 struct Store::Impl {
-  Impl(std::string path, OpenMode mode, int flags)
-      : m_path(std::move(path)), m_mode(mode), m_db(m_path, flags), m_lengths(m_db) {}
+  // `name`: what SQLite opens, the path or a URI of it (see Store::open).
+  Impl(std::string path, const std::string& name, OpenMode mode, int flags)
+      : m_path(std::move(path)), m_mode(mode), m_db(name, flags), m_lengths(m_db) {}
 
   std::string m_path;
   OpenMode m_mode;
@@ -288,7 +301,7 @@ struct Store::Impl {
     try {
       return f();
     } catch (const sqlite::Error& error) {
-      throw util::Failure(std::string(doing) + " index '" + m_path + "': " + error.what());
+      throw util::Failure(std::string(doing) + " index '" + m_path + "': " + reason(error));
     }
   }
 
@@ -503,13 +516,32 @@ Store::~Store() = default;
 util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMode mode) {
   namespace fs = std::filesystem;
   std::error_code error;
+  const std::string quoted = "'" + path + "'";
+  const bool exists = path != ":memory:" && fs::exists(path, error);
+  // SQLite would wait forever for a writer to open a FIFO; a directory or a device is no index.
+  if (exists && !fs::is_regular_file(path, error)) {
+    return util::Error{"index " + quoted + " is not a regular file"};
+  }
+  std::string name = path;
   int flags = SQLITE_OPEN_NOMUTEX;  // one Store per thread: no need for SQLite's mutexes
+  bool query_only = false;
   if (mode == OpenMode::read_only) {
-    if (!fs::exists(path, error)) {
-      return util::Error{"no index at '" + path + "': run `kasava index` first"};
+    if (!exists) return util::Error{"no index at " + quoted + ": run `kasava index` first"};
+    // Opened so that it needs no write access and leaves no -wal or -shm file behind (see
+    // sqlite::reader_opening): another user's index, a read-only folder, a mounted artifact.
+    try {
+      sqlite::ReaderOpening opening = sqlite::reader_opening(path);
+      name = std::move(opening.name);
+      flags |= opening.flags;
+      query_only = opening.kind == sqlite::ReaderKind::shared;
+    } catch (const sqlite::Error& failure) {
+      return util::Error{"opening index " + quoted + ": " + failure.what()};
     }
-    flags |= SQLITE_OPEN_READONLY;
   } else {
+    // SQLite would open a file it may not write read-only, and fail at the first write.
+    if (exists && ::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
+      return util::Error{"opening index " + quoted + " for writing: " + std::strerror(errno)};
+    }
     const fs::path parent = fs::path(path).parent_path();
     if (!parent.empty()) {
       fs::create_directories(parent, error);
@@ -520,40 +552,32 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMo
     flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   }
 
-  const std::string context = "opening index '" + path + "': ";
-  auto attempt = [&]() -> util::Result<std::unique_ptr<Store>> {
-    try {
-      auto impl = std::make_unique<Impl>(path, mode, flags);
-      sqlite3_busy_timeout(impl->m_db.get(), k_busy_timeout_ms);
-      if (const std::string failure = register_tokenizer(impl->m_db.get(), &impl->m_tokens);
-          !failure.empty()) {
-        return util::Error{context + failure};
-      }
-      if (const std::string failure = register_ranking(impl->m_db.get(), &impl->m_lengths);
-          !failure.empty()) {
-        return util::Error{context + failure};
-      }
-      if (auto status = impl->prepare(); !status) return status.error();
-      return std::unique_ptr<Store>(new Store(std::move(impl)));
-    } catch (const sqlite::Error& failure) {
-      return util::Error{context + failure.what()};
+  const std::string context = "opening index " + quoted + ": ";
+  try {
+    auto impl = std::make_unique<Impl>(path, name, mode, flags);
+    sqlite3_busy_timeout(impl->m_db.get(), k_busy_timeout_ms);
+    if (query_only) impl->m_db.exec("PRAGMA query_only=1");
+    if (const std::string failure = register_tokenizer(impl->m_db.get(), &impl->m_tokens);
+        !failure.empty()) {
+      return util::Error{context + failure};
     }
-  };
-  auto store = attempt();
-  // A writer killed at its first write can leave a hot journal or a WAL that a read-only
-  // connection may not recover ("attempt to write a readonly database"). One read-write
-  // connection recovers the file (where we may write it); then open it as asked.
-  if (!store && mode == OpenMode::read_only &&
-      store.error().message.find("readonly database") != std::string::npos) {
-    sqlite3* recovery = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &recovery, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
-      sqlite3_busy_timeout(recovery, k_busy_timeout_ms);
-      sqlite3_exec(recovery, "SELECT count(*) FROM sqlite_schema", nullptr, nullptr, nullptr);
+    if (const std::string failure = register_ranking(impl->m_db.get(), &impl->m_lengths);
+        !failure.empty()) {
+      return util::Error{context + failure};
     }
-    sqlite3_close(recovery);
-    store = attempt();
+    if (auto status = impl->prepare(); !status) return status.error();
+    return std::unique_ptr<Store>(new Store(std::move(impl)));
+  } catch (const sqlite::Error& failure) {
+    return util::Error{context + reason(failure)};
   }
-  return store;
+}
+
+bool Store::may_write(const std::string& path) {
+  return sqlite::may_write_with_companions(path);
+}
+
+bool is_damage(const util::Error& error) {
+  return error.message.find(k_damage_hint) != std::string::npos;
 }
 
 namespace {
@@ -631,8 +655,10 @@ std::optional<std::string> Store::peek_meta(const std::string& path, std::string
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) return std::nullopt;
   try {
-    sqlite::Database db(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+    const sqlite::ReaderOpening opening = sqlite::reader_opening(path);
+    sqlite::Database db(opening.name, opening.flags);
     sqlite3_busy_timeout(db.get(), k_busy_timeout_ms);
+    if (opening.kind == sqlite::ReaderKind::shared) db.exec("PRAGMA query_only=1");
     if (query_int(db, "PRAGMA application_id") != k_application_id || !db.has_table("meta")) {
       return std::nullopt;
     }
@@ -1019,7 +1045,7 @@ util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view mat
     while (query.step()) hits.push_back(LexicalHit{query.column_int64(0), -query.column_double(1)});
   } catch (const sqlite::Error& error) {
     return util::Error{"searching index '" + m_impl->m_path + "' for '" +
-                       std::string(match_expression) + "': " + error.what()};
+                       std::string(match_expression) + "': " + reason(error)};
   }
   return hits;
 }

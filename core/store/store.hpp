@@ -139,6 +139,10 @@ struct IndexCheck {
   int embedding_dims = 0;      ///< meta "embedding_dims", 0 when none
 };
 
+/// Whether an error of this module says the index file is damaged (SQLite finds it malformed:
+/// truncated, overwritten): `kasava verify` reports that as damage, and --repair rebuilds it.
+bool is_damage(const util::Error& error);
+
 /// Checks the kasava index at `path` against itself on a read-only connection of its own:
 /// PRAGMA integrity_check, FTS5 'integrity-check', every chunk's file row and FTS row, every
 /// FTS row's chunk, every chunk's packed text decoding, every pack's chunks, vectors against
@@ -152,6 +156,9 @@ public:
   /// Opens (or, read_write, creates) the index at `path`. Errors are one line with the path
   /// quoted: not a database, schema version from another kasava (say how to rebuild), missing.
   static util::Result<std::unique_ptr<Store>> open(const std::string& path, OpenMode mode);
+  /// Whether this process may write the existing index at `path` and its folder (where
+  /// SQLite makes its -wal and -shm files): not another user's, nor a read-only artifact's.
+  static bool may_write(const std::string& path);
   /// Deletes the index file at `path` with its WAL and shared-memory companions (what a
   /// killed rebuild left beside an index). A missing file is not an error. No Store may have
   /// it open.

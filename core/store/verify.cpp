@@ -38,17 +38,15 @@ std::int64_t count(sqlite::Database& db, const char* sql) {
   return query.step() ? query.column_int64(0) : 0;
 }
 
-// Opens path read-write when we may (FTS5's integrity-check is a write statement, rolled back
-// here), else read-only; never creates. Sets `writable`.
+// Opens path as a reader that leaves nothing behind (sqlite::reader_opening); read-write where
+// we may write it, since FTS5's integrity-check is a write statement (rolled back here). Sets
+// `writable`.
 std::unique_ptr<sqlite::Database> open_for_check(const std::string& path, bool& writable) {
-  try {
-    auto db = std::make_unique<sqlite::Database>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
-    writable = sqlite3_db_readonly(db->get(), "main") == 0;
-    return db;
-  } catch (const sqlite::Error&) {
-    writable = false;
-    return std::make_unique<sqlite::Database>(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
-  }
+  const sqlite::ReaderOpening opening = sqlite::reader_opening(path);
+  auto db = std::make_unique<sqlite::Database>(opening.name, opening.flags);
+  writable = opening.kind == sqlite::ReaderKind::shared &&
+             sqlite3_db_readonly(db->get(), "main") == 0;
+  return db;
 }
 
 void check_sqlite_integrity(sqlite::Database& db, IndexCheck& check) {

@@ -2,11 +2,10 @@
 // KASAVA_INDEX, a copied index.db without the source tree — and plain directories without git.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <filesystem>
 
 #include "tests/e2e/harness.hpp"
+#include "tests/e2e/unprivileged.hpp"
 
 using namespace kasava::e2e;
 using kasava::util::JsonValue;
@@ -136,21 +135,25 @@ TEST_CASE("ask: a copy of index.db in a read-only folder works while the source 
   TempDir artifacts("readonly");
   const std::string copy = artifacts / "index.db";
   fs::copy_file(repo.index_path(), copy);
-  if (::geteuid() == 0) {
-    WARN("running as root: permissions do not stop root, the read-only case is not tested");
-    return;
-  }
-  fs::permissions(copy, fs::perms::owner_read);
-  fs::permissions(artifacts.path(), fs::perms::owner_read | fs::perms::owner_exec);
+  // Read-only to its reader: as root (whom permissions do not stop) the reader is nobody.
+  open_to_others(repo.root());
+  const auto read = fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read;
+  const auto enter = fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec;
+  fs::permissions(copy, read);
+  fs::permissions(artifacts.path(), read | enter);
   // The source changed since: ask would like to refresh, cannot write, and answers anyway.
   repo.append("src/cli.py", "\n# touched\n");
+  const UnprivilegedHome home;
   RunOptions options;
   options.cwd = repo.root();
-  const RunResult run = run_kasava({"--index", copy, "ask", k_query, "--json"}, options);
-  fs::permissions(artifacts.path(), fs::perms::owner_all);
+  const RunResult run =
+      run_kasava_unprivileged(home, {"--index", copy, "ask", k_query, "--json"}, options);
   check_found_parse_config(run);
-  // At most a warning, never an error.
+  // At most a warning, never an error, and nothing left beside the copy.
   CHECK(run.err.find("kasava: error") == std::string::npos);
+  CHECK_FALSE(fs::exists(copy + "-wal"));
+  CHECK_FALSE(fs::exists(copy + "-shm"));
+  fs::permissions(artifacts.path(), fs::perms::owner_all);
 }
 
 TEST_CASE("index DIR: a plain directory without git is indexed, ask finds it from inside") {

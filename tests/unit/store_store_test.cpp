@@ -2,6 +2,8 @@
 // lexical search through the real FTS5 index with kasava's tokenizer.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -185,6 +187,75 @@ TEST_CASE("store::Store::open read_only needs an existing index") {
   auto empty_store = Store::open(empty, OpenMode::read_only);
   REQUIRE_FALSE(empty_store);
   CHECK(empty_store.error().message == "no index at '" + empty + "': run `kasava index` first");
+}
+
+TEST_CASE("store::Store::open refuses what is not a regular file, without waiting on a FIFO") {
+  TempDir dir;
+  const auto fifo = dir.file("fifo.db");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  const auto folder = dir.file("folder.db");
+  fs::create_directories(folder);
+  for (const auto& path : {fifo, folder}) {
+    for (const auto mode : {OpenMode::read_only, OpenMode::read_write}) {
+      auto store = Store::open(path, mode);
+      REQUIRE_FALSE(store);
+      CHECK(store.error().message == "index '" + path + "' is not a regular file");
+    }
+    CHECK_FALSE(Store::peek_meta(path, "root"));
+  }
+  // A companion that is not a regular file: the reader says which.
+  const auto index = dir.file("index.db");
+  open_store(index);
+  REQUIRE(::mkfifo((index + "-wal").c_str(), 0644) == 0);
+  auto store = Store::open(index, OpenMode::read_only);
+  REQUIRE_FALSE(store);
+  CHECK(store.error().message ==
+        "opening index '" + index + "': '" + index + "-wal' is not a regular file");
+}
+
+TEST_CASE("store::Store::open read_only leaves no -wal or -shm behind") {
+  TempDir dir;
+  const auto path = dir.file("index.db");
+  {
+    auto store = open_store(path);
+    store->put_file(make_file("a.cpp"), {make_chunk("alpha", "int alpha();")});
+  }
+  CHECK_FALSE(fs::exists(path + "-wal"));
+  {
+    auto reader = Store::open(path, OpenMode::read_only);
+    REQUIRE(reader);
+    CHECK((*reader)->counts().chunks == 1);
+    CHECK(fs::exists(path + "-shm"));  // while it reads, as SQLite's WAL mode needs
+    // It only reads: a write fails.
+    CHECK_THROWS((*reader)->set_meta("written", "by a reader"));
+  }
+  CHECK_FALSE(fs::exists(path + "-wal"));
+  CHECK_FALSE(fs::exists(path + "-shm"));
+  CHECK_FALSE(Store::open(path, OpenMode::read_only).value()->meta("written"));
+}
+
+TEST_CASE("store::Store::open says a truncated index is damaged") {
+  TempDir dir;
+  const auto path = dir.file("index.db");
+  {
+    auto store = open_store(path);
+    store->begin();
+    for (int i = 0; i < 200; ++i) {
+      const std::string number = std::to_string(i);
+      store->put_file(make_file(number + ".cpp"),
+                      {make_chunk(number, std::string(2000, static_cast<char>('a' + i % 26)))});
+    }
+    store->commit();
+  }
+  fs::resize_file(path, fs::file_size(path) / 2);
+  auto store = Store::open(path, OpenMode::read_only);
+  REQUIRE_FALSE(store);
+  CHECK(kasava::store::is_damage(store.error()));
+  CHECK_THAT(store.error().message,
+             Catch::Contains("malformed") && Catch::Contains("kasava verify --repair"));
+  const auto check = kasava::store::check_index(path);
+  REQUIRE(check);
+  CHECK_FALSE(check->problems.empty());
 }
 
 TEST_CASE("store::Store::open reports a parent that cannot be created") {
