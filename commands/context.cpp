@@ -400,7 +400,10 @@ QueryTarget resolve_query_target(Context& context) {
     revision = store::Store::peek_meta(target.index_path, "revision");
   } else if (!store::is_damage(store.error())) {
     open_store(target.index_path, store::OpenMode::read_only);  // throws its error, with the hint
-  }  // a damaged file: `verify` reports it, and the others fail to open it, saying so
+  }
+  // A damaged file is not refreshed: `verify` reports it and `verify --repair` rebuilds it;
+  // the other commands fail to open it, saying so.
+  const bool damaged = !store && store::is_damage(store.error());
 
   // Which repository on disk the index belongs to: never what it records, only a folder found
   // from where it lies (or from the current folder, for a named index) that it records.
@@ -427,6 +430,8 @@ QueryTarget resolve_query_target(Context& context) {
                               "' lies outside the repository it was built from, and the current "
                               "folder is not in that repository";
     }
+  } else if (damaged) {
+    target.no_root_reason = "index '" + target.index_path + "' is damaged";
   } else if (!revision.value_or("").empty()) {
     // An index of a commit (--rev) is not refreshed from the working tree.
     target.no_root_reason = "index '" + target.index_path + "' is of a commit (--rev), not of "
