@@ -36,6 +36,13 @@ target_include_directories(kasava_crypto SYSTEM INTERFACE ${KASAVA_OPENSSL_INCLU
 target_link_libraries(kasava_crypto INTERFACE ${KASAVA_STATIC_crypto} Threads::Threads
                       ${CMAKE_DL_LIBS})
 
+# zstd, from Debian's static archive: bench/codec_compare measures it against core/util's codec.
+find_path(KASAVA_ZSTD_INCLUDE zstd.h REQUIRED)
+find_library(KASAVA_STATIC_ZSTD NAMES libzstd.a REQUIRED)
+add_library(kasava_zstd INTERFACE)
+target_include_directories(kasava_zstd SYSTEM INTERFACE ${KASAVA_ZSTD_INCLUDE})
+target_link_libraries(kasava_zstd INTERFACE ${KASAVA_STATIC_ZSTD})
+
 find_path(KASAVA_SQLITE_INCLUDE sqlite3.h REQUIRED)
 find_library(KASAVA_STATIC_SQLITE NAMES libsqlite3.a REQUIRED)
 add_library(kasava_sqlite INTERFACE)
