@@ -36,7 +36,8 @@ target_include_directories(kasava_crypto SYSTEM INTERFACE ${KASAVA_OPENSSL_INCLU
 target_link_libraries(kasava_crypto INTERFACE ${KASAVA_STATIC_crypto} Threads::Threads
                       ${CMAKE_DL_LIBS})
 
-# zstd, from Debian's static archive: bench/codec_compare measures it against core/util's codec.
+# zstd, from Debian's static archive: chunk text in the index (core/util/compression.cpp);
+# bench/codec_compare measures its levels.
 find_path(KASAVA_ZSTD_INCLUDE zstd.h REQUIRED)
 find_library(KASAVA_STATIC_ZSTD NAMES libzstd.a REQUIRED)
 add_library(kasava_zstd INTERFACE)
