@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/index/indexer.hpp"
 #include "core/parse/chunker.hpp"
 #include "core/repo/source.hpp"
+#include "core/util/parallel.hpp"
 
 namespace kasava::bench {
 
@@ -53,15 +53,11 @@ inline std::vector<IndexableFile> read_indexable_files(const char* program, cons
 template <typename Work>
 double on_threads(std::size_t count, unsigned threads, Work work) {
   std::atomic<std::size_t> next{0};
-  auto run = [&] {
+  const auto start = std::chrono::steady_clock::now();
+  util::run_threads(threads, [&](unsigned) {
     parse::Chunker chunker;
     for (std::size_t i = next++; i < count; i = next++) work(chunker, i);
-  };
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run);
-  run();
-  for (auto& thread : pool) thread.join();
+  });
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

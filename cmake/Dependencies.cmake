@@ -28,6 +28,22 @@ target_link_libraries(kasava_libgit2 INTERFACE ${KASAVA_STATIC_LIBGIT2} ${KASAVA
 # See core/repo/git_handles.cpp, "Deferred CA certificates".
 target_link_options(kasava_libgit2 INTERFACE -Wl,--wrap=mbedtls_x509_crt_parse_file)
 
+# OpenSSL's libcrypto for SHA-256 (core/store/vector_cache.cpp): the same static archive as
+# libgit2's list above, so it costs no extra library at run time.
+find_path(KASAVA_OPENSSL_INCLUDE openssl/evp.h REQUIRED)
+add_library(kasava_crypto INTERFACE)
+target_include_directories(kasava_crypto SYSTEM INTERFACE ${KASAVA_OPENSSL_INCLUDE})
+target_link_libraries(kasava_crypto INTERFACE ${KASAVA_STATIC_crypto} Threads::Threads
+                      ${CMAKE_DL_LIBS})
+
+# zstd, from Debian's static archive: chunk text in the index (core/util/compression.cpp);
+# bench/codec_compare measures its levels.
+find_path(KASAVA_ZSTD_INCLUDE zstd.h REQUIRED)
+find_library(KASAVA_STATIC_ZSTD NAMES libzstd.a REQUIRED)
+add_library(kasava_zstd INTERFACE)
+target_include_directories(kasava_zstd SYSTEM INTERFACE ${KASAVA_ZSTD_INCLUDE})
+target_link_libraries(kasava_zstd INTERFACE ${KASAVA_STATIC_ZSTD})
+
 find_path(KASAVA_SQLITE_INCLUDE sqlite3.h REQUIRED)
 find_library(KASAVA_STATIC_SQLITE NAMES libsqlite3.a REQUIRED)
 add_library(kasava_sqlite INTERFACE)

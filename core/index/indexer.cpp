@@ -85,6 +85,7 @@
 #include "core/embed/model.hpp"
 #include "core/parse/chunker.hpp"
 #include "core/util/hash.hpp"
+#include "core/util/parallel.hpp"
 #include "core/util/secrets.hpp"
 #include "core/util/strings.hpp"
 
@@ -330,34 +331,26 @@ bool process_in_parallel(std::vector<Work>& work, repo::Source& source,
   while (large < order.size() && bytes(order[large]) >= k_large_file_bytes) ++large;
   std::atomic<std::size_t> next{large};
   std::atomic<bool> stopped{false};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto run = [&](parse::Chunker& chunker, bool caller) {
-    try {
-      std::size_t own = 0;  // the calling thread's large files, before the shared ones
-      for (;;) {
-        const std::size_t n = caller && own < large ? own++ : next++;
-        if (n >= order.size() || stopped) break;
-        // Polled per file, so that a stop request is obeyed within a file, not a window of
-        // them (a window of 256 files took over a second under sanitizers).
-        if (cancelled && cancelled()) {
-          stopped = true;
-          break;
-        }
-        process(work[order[n]], source, chunker, embedder, writing);
+  const auto run = [&](unsigned thread) {
+    const bool caller = thread == 0;
+    parse::Chunker& chunker = *chunkers[thread];
+    std::size_t own = 0;  // the calling thread's large files, before the shared ones
+    for (;;) {
+      const std::size_t n = caller && own < large ? own++ : next++;
+      // `stopped` is also set by util::run_threads when a thread throws: the failure is
+      // rethrown, not `stopped` returned.
+      if (n >= order.size() || stopped) break;
+      // Polled per file, so that a stop request is obeyed within a file, not a window of
+      // them (a window of 256 files took over a second under sanitizers).
+      if (cancelled && cancelled()) {
+        stopped = true;
+        break;
       }
-    } catch (...) {
-      stopped = true;  // the other threads stop too; the failure is rethrown, not `stopped`
-      std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
+      process(work[order[n]], source, chunker, embedder, writing);
     }
   };
-  const std::size_t helpers = std::min(chunkers.size(), std::max<std::size_t>(work.size(), 1)) - 1;
-  std::vector<std::thread> threads;
-  for (std::size_t t = 1; t <= helpers; ++t) threads.emplace_back(run, std::ref(*chunkers[t]), false);
-  run(*chunkers[0], true);
-  for (auto& thread : threads) thread.join();
-  if (failure) std::rethrow_exception(failure);
+  const std::size_t threads = std::min(chunkers.size(), std::max<std::size_t>(work.size(), 1));
+  util::run_threads(static_cast<unsigned>(threads), run, &stopped);
   return !stopped;
 }
 

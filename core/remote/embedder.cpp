@@ -1,6 +1,7 @@
 // Remote embedders (see embedder.hpp). One embed call: plan batches (batching.hpp), let up to
-// max_parallel_requests worker threads take batches in order, write each batch's vectors into
-// its slots of the result (so order never depends on timing), and collect failures per batch.
+// max_parallel_requests worker threads (util::parallel_for) take batches in order, write each
+// batch's vectors into its slots of the result (so order never depends on timing), and collect
+// failures per batch.
 // A batch rejected with 400/413/422 is split in two to find the input at fault: when both
 // halves are rejected too, the error concerns the whole request (bad model, bad parameter)
 // and splitting stops, so a request-wide error costs 3 requests, a single bad input about
@@ -10,11 +11,11 @@
 #include <algorithm>
 #include <functional>
 #include <mutex>
-#include <thread>
 
 #include "core/net/curl_client.hpp"
 #include "core/remote/batching.hpp"
 #include "core/remote/response.hpp"
+#include "core/util/parallel.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::remote {
@@ -225,34 +226,28 @@ EmbedReport RemoteEmbedder::run(const std::vector<std::string_view>& inputs, emb
   const std::vector<Batch> batches =
       plan_batches(inputs, m_settings.max_batch_inputs, m_settings.max_batch_tokens);
   std::vector<std::vector<EmbedFailure>> failures(batches.size());
-  std::atomic<std::size_t> next{0};
+  std::vector<char> sent(batches.size(), 0);
+  // Set after a failure that ends the run, on cancellation, or by util::parallel_for when a
+  // thread throws: the batches not taken yet are not sent.
   std::atomic<bool> stop{false};
-
-  auto work = [&] {
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= batches.size()) return;
-      if (stop.load() || (m_settings.cancel != nullptr && m_settings.cancel->load())) {
-        failures[i].push_back({batches[i].begin, batches[i].end,
-                               m_label + ": not sent, an earlier request failed or was cancelled"});
-        continue;
-      }
-      embed_range(inputs, batches[i].begin, batches[i].end, kind, report, failures[i]);
-      const bool permanent = std::any_of(failures[i].begin(), failures[i].end(),
-                                         [](const EmbedFailure& f) { return f.permanent; });
-      if (!failures[i].empty() && (on_error == OnError::stop || permanent)) stop = true;
+  const auto each = [&](unsigned, std::size_t i) {
+    if (m_settings.cancel != nullptr && m_settings.cancel->load()) {
+      stop = true;
+      return;
     }
+    sent[i] = 1;
+    embed_range(inputs, batches[i].begin, batches[i].end, kind, report, failures[i]);
+    const bool permanent = std::any_of(failures[i].begin(), failures[i].end(),
+                                       [](const EmbedFailure& f) { return f.permanent; });
+    if (!failures[i].empty() && (on_error == OnError::stop || permanent)) stop = true;
   };
-  const std::size_t threads = std::min<std::size_t>(
-      batches.size(), static_cast<std::size_t>(std::max(1, m_settings.max_parallel_requests)));
-  if (threads <= 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(threads - 1);
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& thread : pool) thread.join();
+  util::parallel_for(batches.size(),
+                     static_cast<unsigned>(std::max(1, m_settings.max_parallel_requests)), each,
+                     &stop);
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (sent[i]) continue;
+    failures[i].push_back({batches[i].begin, batches[i].end,
+                           m_label + ": not sent, an earlier request failed or was cancelled"});
   }
   for (auto& batch_failures : failures)
     for (auto& failure : batch_failures) report.failures.push_back(std::move(failure));

@@ -53,14 +53,13 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include "core/repo/detail.hpp"
 #include "core/repo/git_index_file.hpp"
 #include "core/repo/prefault.hpp"
 #include "core/repo/untracked_cache.hpp"
+#include "core/util/parallel.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::repo::detail {
@@ -276,9 +275,10 @@ TrackedFiles list_tracked(const std::string& root, const std::vector<GitIndexEnt
   const std::string prefix = root_fd >= 0 ? std::string() : root + "/";
   const int base_fd = root_fd >= 0 ? root_fd : AT_FDCWD;
   std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};  // set by util::run_threads when a thread throws
   const auto work = [&] {
     std::string path = prefix;
-    for (;;) {
+    while (!stop) {
       const std::size_t begin = next.fetch_add(k_stat_chunk);
       if (begin >= items.size()) return;
       const std::size_t end = std::min(items.size(), begin + k_stat_chunk);
@@ -288,38 +288,20 @@ TrackedFiles list_tracked(const std::string& root, const std::vector<GitIndexEnt
       }
     }
   };
-  std::exception_ptr helper_failure;
-  std::vector<std::thread> helpers;
-  if (items.size() > k_stat_chunk) {
-    helpers.reserve(k_stat_threads - 1);
-    for (unsigned t = 1; t < k_stat_threads; ++t) {
-      try {
-        helpers.emplace_back([&] {
-          try {
-            work();
-          } catch (...) {
-            helper_failure = std::current_exception();
-          }
-        });
-      } catch (const std::system_error&) {
-        break;  // no thread to be had: the calling thread stats everything itself
-      }
-    }
-  }
-  const auto finish = [&] {
-    for (std::thread& helper : helpers) helper.join();
-    if (root_fd >= 0) ::close(root_fd);
-  };
+  const unsigned threads = items.size() > k_stat_chunk ? k_stat_threads : 1;
   try {
-    before();
-    work();
+    util::run_threads(
+        threads,
+        [&](unsigned thread) {
+          if (thread == 0) before();
+          work();
+        },
+        &stop);
   } catch (...) {
-    next.store(items.size());  // let the helpers stop early
-    finish();
+    if (root_fd >= 0) ::close(root_fd);
     throw;
   }
-  finish();
-  if (helper_failure) std::rethrow_exception(helper_failure);
+  if (root_fd >= 0) ::close(root_fd);
   return tracked;
 }
 

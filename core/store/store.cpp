@@ -345,7 +345,7 @@ struct Store::Impl {
       if (sqlite3_db_readonly(m_db.get(), "main") == 0) {
         if (!m_db.has_table("stat_cache")) m_db.exec(k_stat_cache_sql);
         if (!m_db.has_table("trees")) m_db.exec(k_trees_sql);
-        if (readable_older) upgrade_schema();
+        if (readable_older) upgrade_schema(std::stoi(*version));
       }
     }
     m_db.exec(m_mode == OpenMode::read_only ? k_read_cache_size_pragma : k_cache_size_pragma);
@@ -355,22 +355,28 @@ struct Store::Impl {
   // Schema 3 → 4: the table of text packs; rows of schema 3 stay readable as they are.
   // Schema 4 → 5: the table of chunk lengths, filled from FTS5's own (its docsize table:
   // one pass, no text read) so that ranking an upgraded index is as fast as a new one.
-  void upgrade_schema() {
+  // Schema 5 → 6: nothing to convert (LZ77 packs stay, their references say so).
+  void upgrade_schema(int version) {
     in_write_transaction([&] {
-      m_db.exec(k_text_packs_sql);
-      m_db.exec(k_chunk_sizes_sql);
-      {
-        auto sizes = m_db.query("SELECT id, sz FROM chunks_fts_docsize");
-        while (sizes.step()) {
-          const auto sz = sizes.column_blob(1);
-          const auto total = docsize_total(sz.data(), sz.size());
-          if (total) m_lengths.record(sizes.column_int64(0), *total);
-        }
-      }
-      m_lengths.flush();
+      if (version < 5) upgrade_to_chunk_sizes();
       write_meta("schema_version", std::to_string(k_schema_version));
       m_db.exec(("PRAGMA user_version=" + std::to_string(k_schema_version)).c_str());
     });
+  }
+
+  // Schemas 3 and 4 → 5 (see upgrade_schema), in its transaction.
+  void upgrade_to_chunk_sizes() {
+    m_db.exec(k_text_packs_sql);
+    m_db.exec(k_chunk_sizes_sql);
+    {
+      auto sizes = m_db.query("SELECT id, sz FROM chunks_fts_docsize");
+      while (sizes.step()) {
+        const auto sz = sizes.column_blob(1);
+        const auto total = docsize_total(sz.data(), sz.size());
+        if (total) m_lengths.record(sizes.column_int64(0), *total);
+      }
+    }
+    m_lengths.flush();
   }
 
   // Runs f in a write transaction, rolled back when it throws.
@@ -449,7 +455,8 @@ struct Store::Impl {
       auto query = m_db.query(k_pack_by_id_sql);
       query.bind(1, reference->pack_id);
       if (!query.step()) throw damaged_text(chunk_id, "its pack is missing");
-      auto decoded = unpack(query.column_blob(0), found == cache.end() ? needed : k_max_pack_bytes);
+      auto decoded = unpack(query.column_blob(0), reference->codec,
+                            found == cache.end() ? needed : k_max_pack_bytes);
       if (!decoded) throw damaged_text(chunk_id, decoded.error().message);
       found = cache.insert_or_assign(reference->pack_id, std::move(decoded).value()).first;
     }
@@ -840,7 +847,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
         const PackedTexts::Entry* entry = i < strings.entries.size() ? &strings.entries[i] : nullptr;
         if (entry != nullptr && entry->packed && entry->pack < pack_ids.size()) {
           const std::string reference =
-              encode_reference(TextReference{pack_ids[entry->pack], entry->place});
+              encode_reference(TextReference{pack_ids[entry->pack], entry->place, PackCodec::zstd});
           insert.bind(7, std::string_view(""))  // '', not NULL: a default view has no data
               .bind(8, std::string_view(""))
               .bind_blob(9, reference.data(), reference.size());

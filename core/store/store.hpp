@@ -32,11 +32,14 @@ namespace kasava::store {
 /// 5: `chunk_sizes`, each chunk's length in full-text tokens for ranking (see
 ///    chunk_lengths.hpp). An older kasava would write chunks without it, and a later search
 ///    would rank them with a stale length, hence the new number.
-inline constexpr int k_schema_version = 5;
+/// 6: new text packs are zstd frames, their references' format byte 2 (text_packs.hpp); the
+///    LZ77 packs of schemas 4 and 5 (format byte 1) are still read. An older kasava would
+///    find those references malformed, hence the new number.
+inline constexpr int k_schema_version = 6;
 /// The oldest version still opened as it is: schema 3 differs only in keeping chunk strings
-/// uncompressed, which is read as before, and schema 4 in having no chunk lengths (FTS5's are
-/// used); opening either for writing makes it schema 5 (old rows stay as they are; the
-/// lengths are copied from FTS5's).
+/// uncompressed, which is read as before, schema 4 in having no chunk lengths (FTS5's are
+/// used) and schema 5 in having only LZ77 packs; opening any of them for writing makes it
+/// schema 6 (old rows stay as they are; for 3 and 4 the lengths are copied from FTS5's).
 inline constexpr int k_oldest_readable_schema_version = 3;
 
 enum class OpenMode {

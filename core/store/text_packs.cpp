@@ -8,8 +8,6 @@
 namespace kasava::store {
 namespace {
 
-constexpr std::uint8_t k_reference_format = 1;
-
 void put_varint(std::string& out, std::uint64_t value) {
   while (value >= 0x80) {
     out.push_back(static_cast<char>((value & 0x7F) | 0x80));
@@ -66,7 +64,7 @@ PackedTexts pack_texts(const std::vector<types::Chunk>& chunks) {
 }
 
 std::string encode_reference(const TextReference& reference) {
-  std::string bytes(1, static_cast<char>(k_reference_format));
+  std::string bytes(1, static_cast<char>(reference.codec));
   put_varint(bytes, static_cast<std::uint64_t>(reference.pack_id));
   put_varint(bytes, reference.place.offset);
   put_varint(bytes, reference.place.text_bytes);
@@ -76,7 +74,10 @@ std::string encode_reference(const TextReference& reference) {
 }
 
 std::optional<TextReference> decode_reference(std::span<const std::uint8_t> bytes) {
-  if (bytes.empty() || bytes[0] != k_reference_format) return std::nullopt;
+  if (bytes.empty() || (bytes[0] != static_cast<std::uint8_t>(PackCodec::lz77) &&
+                        bytes[0] != static_cast<std::uint8_t>(PackCodec::zstd))) {
+    return std::nullopt;
+  }
   std::size_t at = 1;
   constexpr auto k_max_id = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   constexpr std::uint64_t k_max_number = std::numeric_limits<std::uint32_t>::max();
@@ -89,6 +90,7 @@ std::optional<TextReference> decode_reference(std::span<const std::uint8_t> byte
   if (at != bytes.size()) return std::nullopt;
   TextReference reference;
   reference.pack_id = static_cast<std::int64_t>(id);
+  reference.codec = static_cast<PackCodec>(bytes[0]);
   reference.place.offset = static_cast<std::uint32_t>(numbers[0]);
   reference.place.text_bytes = static_cast<std::uint32_t>(numbers[1]);
   reference.place.signature_bytes = static_cast<std::uint32_t>(numbers[2]);
@@ -96,9 +98,11 @@ std::optional<TextReference> decode_reference(std::span<const std::uint8_t> byte
   return reference;
 }
 
-util::Result<std::string> unpack(std::span<const std::uint8_t> pack, std::size_t wanted) {
-  return util::decompress(std::string_view(reinterpret_cast<const char*>(pack.data()), pack.size()),
-                          k_max_pack_bytes, wanted);
+util::Result<std::string> unpack(std::span<const std::uint8_t> pack, PackCodec codec,
+                                 std::size_t wanted) {
+  const std::string_view bytes(reinterpret_cast<const char*>(pack.data()), pack.size());
+  return codec == PackCodec::lz77 ? util::decompress_lz77(bytes, k_max_pack_bytes, wanted)
+                                  : util::decompress(bytes, k_max_pack_bytes, wanted);
 }
 
 std::optional<ChunkStrings> strings_at(std::string_view decoded_pack, const TextPlace& place) {

@@ -1,12 +1,14 @@
 // The vector cache of remote models' vectors (see vector_cache.hpp): its SQLite schema, how
-// several processes share it, and the SHA-256 of its keys.
+// several processes share it, and its keys (SHA-256, from OpenSSL's libcrypto).
 #include "core/store/vector_cache.hpp"
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <thread>
+
+#include <openssl/evp.h>
 
 #include "core/store/sqlite.hpp"
 #include "core/util/files.hpp"
@@ -32,98 +34,6 @@ constexpr const char* k_schema_sql = R"sql(
 CREATE TABLE vectors(key BLOB PRIMARY KEY, dims INTEGER NOT NULL, code BLOB NOT NULL,
                      value BLOB NOT NULL) WITHOUT ROWID;
 )sql";
-
-// --- SHA-256 (FIPS 180-4), for keys only: a few hundred bytes per chunk, far cheaper than the
-// remote call it saves; core/util has no hash of its own (git blob ids come from libgit2).
-constexpr std::array<std::uint32_t, 64> k_sha256_rounds = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-class Sha256 {
-public:
-  void update(const void* data, std::size_t size) {
-    const auto* bytes = static_cast<const std::uint8_t*>(data);
-    m_length += size;
-    while (size > 0) {
-      const std::size_t take = std::min(size, m_block.size() - m_filled);
-      std::memcpy(m_block.data() + m_filled, bytes, take);
-      m_filled += take;
-      bytes += take;
-      size -= take;
-      if (m_filled == m_block.size()) {
-        compress();
-        m_filled = 0;
-      }
-    }
-  }
-
-  std::array<std::uint8_t, 32> finish() {
-    const std::uint64_t bits = m_length * 8;
-    const std::uint8_t one = 0x80;
-    update(&one, 1);
-    const std::uint8_t zero = 0;
-    while (m_filled != 56) update(&zero, 1);
-    std::uint8_t length[8];
-    for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
-    update(length, 8);
-    std::array<std::uint8_t, 32> digest{};
-    for (std::size_t i = 0; i < 8; ++i) {
-      for (std::size_t j = 0; j < 4; ++j) {
-        digest[i * 4 + j] = static_cast<std::uint8_t>(m_state[i] >> (24 - 8 * j));
-      }
-    }
-    return digest;
-  }
-
-private:
-  static std::uint32_t rotate(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-  void compress() {
-    std::array<std::uint32_t, 64> w{};
-    for (std::size_t i = 0; i < 16; ++i) {
-      w[i] = static_cast<std::uint32_t>(m_block[i * 4]) << 24 |
-             static_cast<std::uint32_t>(m_block[i * 4 + 1]) << 16 |
-             static_cast<std::uint32_t>(m_block[i * 4 + 2]) << 8 |
-             static_cast<std::uint32_t>(m_block[i * 4 + 3]);
-    }
-    for (std::size_t i = 16; i < 64; ++i) {
-      const std::uint32_t s0 = rotate(w[i - 15], 7) ^ rotate(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      const std::uint32_t s1 = rotate(w[i - 2], 17) ^ rotate(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    auto [a, b, c, d, e, f, g, h] = m_state;
-    for (std::size_t i = 0; i < 64; ++i) {
-      const std::uint32_t s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25);
-      const std::uint32_t choice = (e & f) ^ (~e & g);
-      const std::uint32_t t1 = h + s1 + choice + k_sha256_rounds[i] + w[i];
-      const std::uint32_t s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22);
-      const std::uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
-      const std::uint32_t t2 = s0 + majority;
-      h = g;
-      g = f;
-      f = e;
-      e = d + t1;
-      d = c;
-      c = b;
-      b = a;
-      a = t1 + t2;
-    }
-    const std::array<std::uint32_t, 8> add = {a, b, c, d, e, f, g, h};
-    for (std::size_t i = 0; i < 8; ++i) m_state[i] += add[i];
-  }
-
-  std::array<std::uint32_t, 8> m_state = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::array<std::uint8_t, 64> m_block{};
-  std::size_t m_filled = 0;
-  std::uint64_t m_length = 0;
-};
 
 // The first column of the first row of a one-value query (a PRAGMA, a count).
 std::int64_t query_int(sqlite::Database& db, const char* sql) {
@@ -197,16 +107,26 @@ std::optional<QuantizedVector> decode_row(const sqlite::Query& row, int dims) {
 }  // namespace
 
 std::array<std::uint8_t, 32> vector_cache_key(std::string_view model, std::string_view input) {
+  // Fetched once: in OpenSSL 3, EVP_sha256() would look the implementation up on every digest.
+  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   // The model's length first, so no (model, input) pair reads as another one.
   std::uint8_t length[8];
   for (int i = 0; i < 8; ++i) {
     length[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(model.size()) >> (8 * i));
   }
-  Sha256 hash;
-  hash.update(length, sizeof length);
-  hash.update(model.data(), model.size());
-  hash.update(input.data(), input.size());
-  return hash.finish();
+  const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
+                                                                        &EVP_MD_CTX_free);
+  std::array<std::uint8_t, 32> digest{};
+  unsigned size = 0;
+  if (sha256 == nullptr || !context || EVP_DigestInit_ex(context.get(), sha256, nullptr) != 1 ||
+      EVP_DigestUpdate(context.get(), length, sizeof length) != 1 ||
+      EVP_DigestUpdate(context.get(), model.data(), model.size()) != 1 ||
+      EVP_DigestUpdate(context.get(), input.data(), input.size()) != 1 ||
+      EVP_DigestFinal_ex(context.get(), digest.data(), &size) != 1 || size != digest.size()) {
+    // Only out of memory: OpenSSL's default provider always has SHA-256.
+    throw util::Failure("computing a vector cache key: sha-256 failed in libcrypto");
+  }
+  return digest;
 }
 
 VectorCache::VectorCache(std::string path, std::unique_ptr<sqlite::Database> db)

@@ -241,7 +241,7 @@ void check_texts(sqlite::Database& db, IndexCheck& check) {
           decoded_id = reference->pack_id;
           auto pack = db.query("SELECT data FROM text_packs WHERE id = ?1");
           pack.bind(1, decoded_id);
-          decoded = pack.step() ? unpack(pack.column_blob(0))
+          decoded = pack.step() ? unpack(pack.column_blob(0), reference->codec)
                                 : util::Result<std::string>(util::Error{"its pack is missing"});
         }
         if (!decoded) {

@@ -3,10 +3,13 @@
 // headers, input_type), order, retries, and the error texts (never the key).
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -377,6 +380,37 @@ TEST_CASE("remote voyage: embed() stops sending after the first failed batch") {
         "voyage rejected the API key (HTTP 401); set VOYAGE_API_KEY to a valid key "
         "(8 more inputs not embedded)");
   CHECK(server.request_count() == 1);
+}
+
+TEST_CASE("remote voyage: an exception in one request thread reaches the caller") {
+  // A client that throws (out of memory, a bug) on the third request; the worker threads stop
+  // taking batches and the exception is rethrown on the caller's thread after they joined.
+  struct ThrowingClient : net::HttpClient {
+    net::HttpOutcome send(const net::HttpRequest&) override {
+      if (++m_calls == 3) throw std::runtime_error("client broke");
+      net::HttpOutcome outcome;
+      outcome.failure = net::FailureKind::other;
+      outcome.error = "not a real server";
+      return outcome;
+    }
+    std::atomic<int> m_calls{0};
+  };
+  auto client = std::make_shared<ThrowingClient>();
+  test::ManualClock clock;
+  remote::RemoteSettings s;
+  s.api_key = k_key;
+  s.clock = &clock;
+  s.uniform = [] { return 0.0; };
+  s.retry.max_attempts = 1;
+  s.breaker_threshold = 0;  // every batch reaches the client
+  s.max_batch_inputs = 1;
+  const int threads = GENERATE(1, 4);
+  s.max_parallel_requests = threads;
+  auto made = remote::make_remote_embedder({remote::Provider::voyage, "voyage-test"}, s, client);
+  REQUIRE(made);
+  CHECK_THROWS_WITH((*made)->embed_partial(views(numbered(20)), embed::InputKind::document),
+                    "client broke");
+  if (threads == 1) CHECK(client->m_calls == 3);  // nothing taken after the failure
 }
 
 TEST_CASE("remote openai: an OpenAI-compatible server without a key") {

@@ -462,6 +462,89 @@ TEST_CASE("store::Store::put_file deletes the full-text rows of packed chunks to
   CHECK(kasava::test::run("sqlite3 '" + store->path() + "' 'SELECT count(*) FROM text_packs'") == "0");
 }
 
+TEST_CASE(
+    "store::Store reads the LZ77 packs of a schema 5 index and writes zstd ones beside them") {
+  // Schema 5 compressed packs with kasava's own LZ77 (references of format 1). Made here from
+  // a new index: its one pack replaced by an LZ77 stream of the same bytes (literals only,
+  // which the format allows), its references marked format 1.
+  TempDir dir;
+  const auto path = dir.file("index.db");
+  auto chunk_named = [](const std::string& symbol) {
+    Chunk chunk = make_chunk(symbol, "int " + symbol + "() { return 1; }");
+    chunk.signature = "int " + symbol + "()";
+    chunk.doc = "Returns one from " + symbol + ".";
+    return chunk;
+  };
+  std::string decoded;
+  for (const Chunk& chunk : {chunk_named("alpha"), chunk_named("beta")}) {
+    decoded += chunk.text + chunk.signature + chunk.doc;
+  }
+  {
+    auto store = open_store(path);
+    store->put_file(make_file("a.cpp", "a1"), {chunk_named("alpha"), chunk_named("beta")});
+  }
+  REQUIRE(kasava::test::run("sqlite3 '" + path + "' 'SELECT count(*) FROM text_packs'") == "1");
+  const auto put_varint = [](std::string& out, std::size_t value) {
+    for (; value >= 0x80; value >>= 7) out += static_cast<char>((value & 0x7F) | 0x80);
+    out += static_cast<char>(value);
+  };
+  // The size; a token of 7 literals (then a varint of more) and no match; the literals.
+  std::string lz77;
+  put_varint(lz77, decoded.size());
+  lz77 += static_cast<char>(7 << 5);
+  put_varint(lz77, decoded.size() - 7);
+  lz77 += decoded;
+  std::string hex;
+  for (const char c : lz77) {
+    static constexpr char k_digits[] = "0123456789abcdef";
+    hex += k_digits[static_cast<unsigned char>(c) >> 4];
+    hex += k_digits[static_cast<unsigned char>(c) & 15];
+  }
+  write_bytes(dir.file("to5.sql"), "UPDATE text_packs SET data = x'" + hex + R"sql(';
+UPDATE chunks SET text = CAST(x'01' || substr(text, 2) AS BLOB) WHERE typeof(text) = 'blob';
+UPDATE meta SET value = '5' WHERE key = 'schema_version';
+PRAGMA user_version = 5;
+)sql");
+  kasava::test::run("sqlite3 '" + path + "' < '" + dir.file("to5.sql") + "'");
+  REQUIRE(Store::schema_version(path) == 5);
+  REQUIRE(kasava::test::run("sqlite3 '" + path +
+                            "' \"SELECT count(*) FROM chunks WHERE hex(text) LIKE '01%'\"") == "2");
+
+  const auto check_alpha_beta = [](const Store& store) {
+    const auto records = store.chunks_by_id({1, 2});
+    REQUIRE(records.size() == 2);
+    for (const auto& record : records) {
+      CHECK(record.chunk.text == "int " + record.chunk.symbol + "() { return 1; }");
+      CHECK(record.chunk.signature == "int " + record.chunk.symbol + "()");
+      CHECK(record.chunk.doc == "Returns one from " + record.chunk.symbol + ".");
+    }
+  };
+  {
+    auto reader = open_store(path, OpenMode::read_only);
+    check_alpha_beta(*reader);
+  }
+  auto check = kasava::store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.empty());
+
+  {
+    auto store = open_store(path);
+    CHECK(store->meta("schema_version") == std::to_string(kasava::store::k_schema_version));
+    store->put_file(make_file("b.cpp", "b1"), {chunk_named("gamma")});
+    check_alpha_beta(*store);  // the old pack, as it was
+    const auto records = store->chunks_by_id({3});
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].chunk.doc == "Returns one from gamma.");
+    CHECK(search_paths(*store, "gamma") == std::vector<std::string>{"b.cpp:gamma"});
+  }
+  CHECK(Store::schema_version(path) == kasava::store::k_schema_version);
+  CHECK(kasava::test::run("sqlite3 '" + path +
+                          "' \"SELECT count(*) FROM chunks WHERE hex(text) LIKE '02%'\"") == "1");
+  check = kasava::store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.empty());
+}
+
 TEST_CASE("store::Store reads an index of schema 3 and makes it the current schema when writing") {
   // Schema 3 kept each chunk's strings in its own columns, as text. Made here from a new index
   // by writing the same strings back into the columns, as the sqlite3 CLI can.

@@ -13,6 +13,7 @@ using kasava::store::decode_reference;
 using kasava::store::encode_reference;
 using kasava::store::k_pack_target_bytes;
 using kasava::store::pack_texts;
+using kasava::store::PackCodec;
 using kasava::store::PackedTexts;
 using kasava::store::strings_at;
 using kasava::store::TextReference;
@@ -47,7 +48,7 @@ void check_round_trip(const std::vector<Chunk>& chunks, const PackedTexts& packe
       continue;
     }
     REQUIRE(entry.pack < packed.packs.size());
-    auto decoded = unpack(as_bytes(packed.packs[entry.pack]));
+    auto decoded = unpack(as_bytes(packed.packs[entry.pack]), PackCodec::zstd);
     REQUIRE(decoded);
     const auto strings = strings_at(*decoded, entry.place);
     REQUIRE(strings);
@@ -55,7 +56,8 @@ void check_round_trip(const std::vector<Chunk>& chunks, const PackedTexts& packe
     CHECK(strings->signature == chunks[i].signature);
     CHECK(strings->doc == chunks[i].doc);
     // The prefix a reader decodes for this chunk alone holds it too.
-    auto prefix = unpack(as_bytes(packed.packs[entry.pack]), bytes_needed(entry.place));
+    auto prefix =
+        unpack(as_bytes(packed.packs[entry.pack]), PackCodec::zstd, bytes_needed(entry.place));
     REQUIRE(prefix);
     CHECK(strings_at(*prefix, entry.place)->text == chunks[i].text);
   }
@@ -96,7 +98,7 @@ TEST_CASE("store::pack_texts splits a large file into packs of about the target 
   std::size_t compressed = 0;
   for (std::size_t p = 0; p < packed.packs.size(); ++p) {
     compressed += packed.packs[p].size();
-    auto decoded = unpack(as_bytes(packed.packs[p]));
+    auto decoded = unpack(as_bytes(packed.packs[p]), PackCodec::zstd);
     REQUIRE(decoded);
     // A pack closes at the first chunk that takes it to the target.
     if (p + 1 < packed.packs.size()) CHECK(decoded->size() >= k_pack_target_bytes);
@@ -124,9 +126,19 @@ TEST_CASE("store::encode_reference round trips and decode_reference refuses anyt
     CHECK_FALSE(decode_reference(as_bytes(bytes.substr(0, size))));
   }
   CHECK_FALSE(decode_reference(as_bytes(bytes + "x")));  // bytes left over
+  CHECK(decoded->codec == PackCodec::zstd);
   std::string other_format = bytes;
-  other_format[0] = 2;
+  other_format[0] = 3;
   CHECK_FALSE(decode_reference(as_bytes(other_format)));
+  other_format[0] = 0;
+  CHECK_FALSE(decode_reference(as_bytes(other_format)));
+  // Format 1: a reference into an LZ77 pack of a schema 4 or 5 index.
+  other_format[0] = 1;
+  const auto older = decode_reference(as_bytes(other_format));
+  REQUIRE(older);
+  CHECK(older->codec == PackCodec::lz77);
+  CHECK(older->pack_id == reference.pack_id);
+  CHECK(encode_reference(*older) == other_format);
   CHECK_FALSE(decode_reference(as_bytes(encode_reference(TextReference{0, {}}))));  // no row 0
   // A number past 32 bits (5 * 2^32) where a size belongs.
   const std::string too_large = std::string("\x01\x01\x80\x80\x80\x80\x50\x00\x00\x00", 10);
@@ -146,9 +158,17 @@ TEST_CASE("store::strings_at refuses a place past the end of its pack") {
 TEST_CASE("store::unpack refuses a damaged pack") {
   const std::vector<Chunk> chunks = {chunk_of("int main() { return 0; }\n", "int main()", "")};
   const std::string pack = pack_texts(chunks).packs.at(0);
-  CHECK(unpack(as_bytes(pack)));
-  CHECK_FALSE(unpack(as_bytes(pack.substr(0, pack.size() - 1))));
-  CHECK_FALSE(unpack(as_bytes("")));
+  CHECK(unpack(as_bytes(pack), PackCodec::zstd));
+  CHECK_FALSE(unpack(as_bytes(pack), PackCodec::lz77));  // the reference's codec decides
+  CHECK_FALSE(unpack(as_bytes(pack.substr(0, pack.size() - 1)), PackCodec::zstd));
+  CHECK_FALSE(unpack(as_bytes(""), PackCodec::zstd));
+  CHECK_FALSE(unpack(as_bytes(""), PackCodec::lz77));
   // A size past the largest pack a writer makes is refused before anything is allocated.
-  CHECK_FALSE(unpack(as_bytes(std::string("\xff\xff\xff\xff\x0f", 5))));
+  CHECK_FALSE(unpack(as_bytes(std::string("\xff\xff\xff\xff\x0f", 5)), PackCodec::lz77));
+  // An LZ77 pack as schema 5 wrote it ("abcabcabcabc").
+  CHECK(unpack(as_bytes(std::string("\x0c\x65"
+                                    "abc\x03",
+                                    6)),
+               PackCodec::lz77)
+            .value() == "abcabcabcabc");
 }

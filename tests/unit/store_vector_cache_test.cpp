@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "core/store/store.hpp"
 #include "core/store/vector_cache.hpp"
@@ -59,6 +60,24 @@ TEST_CASE("store::vector_cache_key is SHA-256 of the model's length, the model a
         "d32ab886ea93f961c9cdda180b94e2b3f28afcbfbb85ebd8450060c93b181c0e");
   // The length prefix keeps the model and the input apart.
   CHECK(store::vector_cache_key("ab", "c") != store::vector_cache_key("a", "bc"));
+}
+
+TEST_CASE("store::vector_cache_key pads every message length as SHA-256 does") {
+  // 8 bytes of length prefix + the input: messages of 11, 55, 56, 63, 64 and 128 bytes, on
+  // either side of the 56-byte padding limit and of the 64-byte block. Digests from Python's
+  // hashlib; caches written by kasava versions before libcrypto must keep their keys.
+  const std::pair<std::size_t, const char*> cases[] = {
+      {47, "327be8a969e65f9d778c66b7b63772b80829e587e7efc48d574c526f85f2600f"},
+      {48, "46c8f8f463452766dd89b63bc70572f2b4f814e5e310df438d7c4ca9cf1377a7"},
+      {55, "582b82222228342f63626edc672ad0beb9529236a00611d28e1ebceb73969087"},
+      {56, "b3121a0fd4be3270528b22b53096244f46bd450a55aed998eb18b2b7de348964"},
+      {120, "12180c030aaa09c419bdc73b8fec2a0d671fdf3a595f5ffc6f4f26f16b470d4a"}};
+  CHECK(hex(store::vector_cache_key("", "abc")) ==
+        "f3652e4ce938bb9965f62c3ca4d8f69301a6c85b1e86eac67e291152d3c0e3dd");
+  for (const auto& [length, digest] : cases) {
+    CAPTURE(length);
+    CHECK(hex(store::vector_cache_key("", std::string(length, 'a'))) == digest);
+  }
 }
 
 TEST_CASE("store::VectorCache round trip and miss") {

@@ -89,7 +89,7 @@ TEST_CASE("store::check_index: chunk text that does not decode is damage that ne
       {"DELETE FROM text_packs", "its pack is missing"},
       {"UPDATE chunks SET text = x'02' WHERE id = (SELECT min(id) FROM chunks)",
        "its reference is malformed"},
-      {"UPDATE chunks SET text = x'01010000ff7f00' WHERE id = (SELECT min(id) FROM chunks)",
+      {"UPDATE chunks SET text = x'02010000ff7f00' WHERE id = (SELECT min(id) FROM chunks)",
        "it lies outside its pack"},
   };
   for (const Damage& damage : damages) {
