@@ -7,33 +7,20 @@
 #include <filesystem>
 
 #include "core/index/indexer.hpp"
+#include "core/util/strings.hpp"
 
 namespace kasava::index {
-
-namespace {
-
-// 'text', quotes included (built by appending: GCC 12 warns falsely on "'" + std::string).
-std::string quote(std::string_view text) {
-  std::string quoted;
-  quoted.reserve(text.size() + 2);
-  quoted += '\'';
-  quoted.append(text);
-  quoted += '\'';
-  return quoted;
-}
-
-} // namespace
 
 util::Result<std::string> read_indexable_file(repo::Source& source, std::string_view path,
                                               std::uint64_t max_file_size) {
   auto not_indexed = [&](const std::string& why) {
-    return util::Error{quote(path) + ": kasava does not index it (" + why + ")"};
+    return util::Error{util::quoted(path) + ": kasava does not index it (" + why + ")"};
   };
   const std::string relative =
       std::filesystem::path(std::string(path)).lexically_normal().generic_string();
   auto listed = source.list();
   if (!listed) {
-    return util::Error{"listing " + quote(source.root()) + ": " + listed.error().message};
+    return util::Error{"listing " + util::quoted(source.root()) + ": " + listed.error().message};
   }
   auto& entries = *listed;
   const auto entry =
@@ -49,7 +36,7 @@ util::Result<std::string> read_indexable_file(repo::Source& source, std::string_
       "larger than the index's limit of " + std::to_string(max_file_size) + " bytes";
   if (entry->size > max_file_size) return not_indexed(too_large);
   auto content = source.read(*entry);
-  if (!content) return util::Error{quote(path) + ": " + content.error().message};
+  if (!content) return util::Error{util::quoted(path) + ": " + content.error().message};
   // A symlink's listed size is that of its target's name: the content is what counts.
   if (content->size() > max_file_size) return not_indexed(too_large);
   if (const std::string reason = skip_reason_for_content(relative, *content); !reason.empty()) {

@@ -14,19 +14,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// 'text', quotes included (built by appending: GCC 12 warns falsely on "'" + std::string).
-std::string quote(std::string_view text) {
-  std::string quoted;
-  quoted.reserve(text.size() + 2);
-  quoted += '\'';
-  quoted.append(text);
-  quoted += '\'';
-  return quoted;
-}
-
 util::Error refuse(std::string_view relative, std::string_view reason) {
   std::string message = "refusing ";
-  message += quote(relative);
+  message += util::quoted(relative);
   message += ": ";
   message.append(reason);
   return util::Error{message};
@@ -50,20 +40,20 @@ util::Result<std::string> confined_path(const std::string& root, std::string_vie
   for (const auto& part : given) {
     if (part == "..") return refuse(relative, "'..' is not allowed; the path must stay inside the repository");
     if (first && (part == ".git" || part == ".kasava")) {
-      return refuse(relative, quote(part.string()) + " is not part of the indexed code");
+      return refuse(relative, util::quoted(part.string()) + " is not part of the indexed code");
     }
     if (part != ".") first = false;
   }
   std::error_code error;
   const fs::path canonical_root = fs::canonical(root, error);
-  if (error) return util::Error{"repository root " + quote(root) + ": " + error.message()};
+  if (error) return util::Error{"repository root " + util::quoted(root) + ": " + error.message()};
   const fs::path resolved = fs::canonical(canonical_root / given, error);
-  if (error) return util::Error{quote(relative) + ": no such file in the repository"};
+  if (error) return util::Error{util::quoted(relative) + ": no such file in the repository"};
   if (!inside(canonical_root, resolved)) {
     return refuse(relative, "it resolves outside the repository (a symlink?)");
   }
   if (!fs::is_regular_file(resolved, error)) {
-    return util::Error{quote(relative) + ": not a regular file"};
+    return util::Error{util::quoted(relative) + ": not a regular file"};
   }
   return resolved.string();
 }

@@ -174,6 +174,16 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+std::string quoted(std::string_view text) {
+  // Built by appending: GCC 12 warns falsely on "'" + std::string.
+  std::string result;
+  result.reserve(text.size() + 2);
+  result += '\'';
+  result.append(text);
+  result += '\'';
+  return result;
+}
+
 std::string format_bytes(unsigned long long bytes) {
   char buffer[32];
   if (bytes < 1024) {

@@ -30,6 +30,9 @@ enum class LineBreaks { escape, keep };
 /// UTF-8 included, are kept.
 std::string escape_controls(std::string_view text, LineBreaks line_breaks = LineBreaks::escape);
 
+/// `'text'`, quotes included, for values quoted in messages.
+std::string quoted(std::string_view text);
+
 /// Number of lines in text (a final line without '\n' counts; "" has 0 lines).
 std::size_t count_lines(std::string_view text);
 /// Byte offsets where each line starts; size() == count_lines(text).

@@ -50,3 +50,8 @@ TEST_CASE("util::escape_controls") {
   CHECK(escape_controls("x\x9b" "2J\xff") == "x\\x9b2J\xff");
   CHECK(escape_controls("\xc2\xa0") == "\xc2\xa0");  // U+00A0 is not a control
 }
+
+TEST_CASE("util::quoted puts single quotes around a value") {
+  CHECK(quoted("a b") == "'a b'");
+  CHECK(quoted("") == "''");
+}
