@@ -48,7 +48,7 @@ bool names_remote_model(std::string_view value) {
 }
 
 bool is_model_file(const std::string& value) {
-  return util::ends_with(value, ".kmodel") || value.find('/') != std::string::npos;
+  return value.ends_with(".kmodel") || value.find('/') != std::string::npos;
 }
 
 // The embedder the model setting names: see Context::embedder().

@@ -115,7 +115,7 @@ void apply_config_file(const std::string& path, Origin origin, Settings& setting
 bool names_remote_model(Setting Settings::*member, std::string_view value) {
   if (member == &Settings::answer_model) return true;
   const std::string_view trimmed = util::trim(value);
-  return util::to_lower(trimmed) != "builtin" && !util::ends_with(trimmed, ".kmodel") &&
+  return util::to_lower(trimmed) != "builtin" && !trimmed.ends_with(".kmodel") &&
          trimmed.find('/') == std::string_view::npos;
 }
 

@@ -22,7 +22,7 @@ std::string url_of(const ChatModelSpec& spec, const ChatSettings& settings) {
   const std::string base = base_of(spec, settings);
   if (spec.provider == Provider::openai) return base + "/chat/completions";
   // Accept a base written with the version too ("https://host/v1").
-  return base + (util::ends_with(base, "/v1") ? "/messages" : "/v1/messages");
+  return base + (base.ends_with("/v1") ? "/messages" : "/v1/messages");
 }
 
 // "anthropic:claude-x", with " at <base>" when the base URL is not the provider's own.
@@ -109,8 +109,8 @@ AnswerOutcome stream_answer(const ChatModelSpec& spec, const ChatSettings& setti
     result.error = spec.str() + " needs an API key: set " + key_variable(spec.provider);
     return result;
   }
-  if (!settings.base_url.empty() && !util::starts_with(settings.base_url, "http://") &&
-      !util::starts_with(settings.base_url, "https://")) {
+  if (!settings.base_url.empty() && !settings.base_url.starts_with("http://") &&
+      !settings.base_url.starts_with("https://")) {
     result.error = clean("base URL '" + net::display_url(settings.base_url) + "' for " +
                          spec.str() + ": expected http:// or https://");
     return result;
@@ -160,7 +160,7 @@ AnswerOutcome stream_answer(const ChatModelSpec& spec, const ChatSettings& setti
   } else {
     const std::string type = outcome.response.header("content-type").value_or("");
     if (outcome.streamed_bytes == 0 ||
-        util::starts_with(util::to_lower(type), "text/event-stream") || type.empty()) {
+        util::to_lower(type).starts_with("text/event-stream") || type.empty()) {
       result.error = clean(label + ": " + k_truncated);
     } else {
       result.error = clean(label + ": expected an event stream (text/event-stream), got '" +

@@ -672,7 +672,7 @@ std::string skip_reason_for_content(std::string_view path, std::string_view cont
   if (util::looks_like_secret(path, content)) return "secret";
   if (content.substr(0, k_binary_probe_bytes).find('\0') != std::string_view::npos) return "binary";
   if (is_generated_name(path)) return "generated";
-  if (util::ends_with(path, ".min.js") || util::ends_with(path, ".min.css")) return "minified";
+  if (path.ends_with(".min.js") || path.ends_with(".min.css")) return "minified";
   std::size_t longest = 0;
   std::size_t lines = 0;
   for (std::size_t start = 0; start < content.size();) {

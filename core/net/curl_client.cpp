@@ -125,7 +125,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   const std::size_t bytes = size * count;
   std::string_view line(data, bytes);
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-  if (util::starts_with(line, "HTTP/")) {
+  if (line.starts_with("HTTP/")) {
     // A new status line (after 100 Continue or a redirect): start over.
     transfer->response.headers.clear();
     const std::size_t space = line.find(' ');

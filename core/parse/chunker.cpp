@@ -576,7 +576,7 @@ LanguageState load_language(const LanguageSpec& spec, std::string* error) {
     const char* text = ts_query_capture_name_for_id(query, id, &length);
     const std::string_view name(text, length);
     CaptureInfo& info = state.captures[id];
-    if (util::starts_with(name, "definition.")) {
+    if (name.starts_with("definition.")) {
       if (const auto kind = normalise_kind(name.substr(11))) {
         info = {Role::definition, *kind};
       }
@@ -725,7 +725,7 @@ bool is_body_type(std::string_view type) {
   if (type.find("comment") != std::string_view::npos) return false;
   return type.find("body") != std::string_view::npos ||
          type.find("block") != std::string_view::npos ||
-         util::ends_with(type, "declaration_list") || type == "compound_statement" ||
+         type.ends_with("declaration_list") || type == "compound_statement" ||
          type == "enumerator_list";
 }
 
@@ -1287,7 +1287,7 @@ std::vector<types::Chunk> window_chunks(const SourceLines& lines, const ChunkerO
     bool in_fence = false;
     for (int row = 0; row < lines.count(); ++row) {
       const std::string_view line = util::trim(lines.line(row));
-      if (util::starts_with(line, "```") || util::starts_with(line, "~~~")) {
+      if (line.starts_with("```") || line.starts_with("~~~")) {
         in_fence = !in_fence;
         continue;
       }

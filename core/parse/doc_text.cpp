@@ -23,29 +23,29 @@ std::string_view drop_prefix_run(std::string_view text, char c) {
 // lua_close is the closing bracket of a Lua long comment (`]]`, `]==]`), or empty.
 std::string_view strip_line_markers(std::string_view line, std::string_view lua_close) {
   line = util::trim(line);
-  if (util::starts_with(line, "/*")) {
+  if (line.starts_with("/*")) {
     line.remove_prefix(2);
     line = drop_prefix_run(line, '*');
     if (!line.empty() && line.front() == '!') line.remove_prefix(1);
-  } else if (util::starts_with(line, "//")) {
+  } else if (line.starts_with("//")) {
     line = drop_prefix_run(line, '/');
     if (!line.empty() && line.front() == '!') line.remove_prefix(1);
-  } else if (util::starts_with(line, "--")) {
+  } else if (line.starts_with("--")) {
     line = drop_prefix_run(line, '-');
     if (!lua_close.empty() && !line.empty() && line.front() == '[') {
       line.remove_prefix(std::min(line.size(), lua_close.size()));  // `[[`, `[==[`: as long
     }
-  } else if (util::starts_with(line, "#")) {
+  } else if (line.starts_with("#")) {
     line = drop_prefix_run(line, '#');
     if (!line.empty() && line.front() == '!') line.remove_prefix(1);
-  } else if (util::starts_with(line, "*") && !util::starts_with(line, "*/")) {
+  } else if (line.starts_with("*") && !line.starts_with("*/")) {
     line = drop_prefix_run(line, '*');
   }
   line = util::trim(line);
-  if (util::ends_with(line, "*/")) {
+  if (line.ends_with("*/")) {
     line.remove_suffix(2);
     while (!line.empty() && line.back() == '*') line.remove_suffix(1);
-  } else if (!lua_close.empty() && util::ends_with(line, lua_close)) {
+  } else if (!lua_close.empty() && line.ends_with(lua_close)) {
     line.remove_suffix(lua_close.size());
   }
   return util::trim(line);
@@ -54,7 +54,7 @@ std::string_view strip_line_markers(std::string_view line, std::string_view lua_
 // The closing bracket of a Lua long comment (`--[==[` → `]==]`), or "" for other comments.
 std::string lua_long_comment_close(std::string_view comment) {
   comment = util::trim(comment);
-  if (!util::starts_with(comment, "--[")) return {};
+  if (!comment.starts_with("--[")) return {};
   const auto open = comment.find_first_not_of('=', 3);
   if (open == std::string_view::npos || comment[open] != '[') return {};
   std::string close(open - 3 + 2, '=');
@@ -110,9 +110,9 @@ std::string strip_docstring(std::string_view literal) {
     literal.remove_prefix(1);
   }
   for (std::string_view quote : {"\"\"\"", "'''", "\"", "'"}) {
-    if (util::starts_with(literal, quote)) {
+    if (literal.starts_with(quote)) {
       literal.remove_prefix(quote.size());
-      if (util::ends_with(literal, quote)) literal.remove_suffix(quote.size());
+      if (literal.ends_with(quote)) literal.remove_suffix(quote.size());
       break;
     }
   }

@@ -297,8 +297,8 @@ util::Result<std::unique_ptr<RemoteEmbedder>> make_remote_embedder(
     return util::Error{spec.str() + ": output type '" + settings.output_dtype +
                        "' is not supported: expected float" +
                        (spec.provider == Provider::voyage ? " or int8" : "")};
-  if (!settings.base_url.empty() && !util::starts_with(settings.base_url, "http://") &&
-      !util::starts_with(settings.base_url, "https://"))
+  if (!settings.base_url.empty() && !settings.base_url.starts_with("http://") &&
+      !settings.base_url.starts_with("https://"))
     return util::Error{"base URL '" + net::display_url(settings.base_url) + "' for " + spec.str() +
                        ": expected http:// or https://"};
   if (!http) http = net::make_curl_client();

@@ -101,7 +101,7 @@ util::Result<std::string> read_from_disk(const std::string& root, const std::str
     // Listed paths never climb out; a path from elsewhere must not either.
     if (relative.empty() || relative.front() == '/' || relative == ".." ||
         relative.rfind("../", 0) == 0 || relative.find("/../") != std::string::npos ||
-        util::ends_with(relative, "/..")) {
+        relative.ends_with("/..")) {
       return util::Error{"invalid path"};
     }
     const std::string full = root + "/" + relative;

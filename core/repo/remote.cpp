@@ -290,7 +290,7 @@ std::string clone_path_for(const std::string& url, const std::string& cache_dir)
     if (component.empty() || component == "." || component == "..") continue;
     components.push_back(safe_component(component));
   }
-  if (!components.empty() && util::ends_with(components.back(), ".git")) {
+  if (!components.empty() && components.back().ends_with(".git")) {
     components.back().resize(components.back().size() - 4);
     if (components.back().empty()) components.pop_back();
   }

@@ -227,8 +227,8 @@ bool is_config_extension(std::string_view ext) {
 // naming a password, secret, token or API key and a literal that is not a placeholder.
 bool config_line_has_secret(std::string_view line) {
   line = trim(line);
-  if (starts_with(line, "- ")) line = trim(line.substr(2));
-  if (starts_with(line, "export ")) line = trim(line.substr(7));
+  if (line.starts_with("- ")) line = trim(line.substr(2));
+  if (line.starts_with("export ")) line = trim(line.substr(7));
   if (!line.empty() && (line.front() == '"' || line.front() == '\'')) line.remove_prefix(1);
   const std::size_t key_size =
       run_from(line, 0, [](char c) { return is_alnum(c) || c == '_' || c == '-' || c == '.'; });
@@ -244,12 +244,12 @@ bool config_line_has_secret(std::string_view line) {
 
   bool password_key = false;
   for (std::string_view word : {"password", "passwd", "passphrase"})
-    password_key = password_key || ends_with(key, word);
+    password_key = password_key || key.ends_with(word);
   bool token_key = false;
   for (std::string_view word :
        {"secret", "token", "apikey", "api_key", "api-key", "accesskey", "access_key", "secretkey",
         "secret_key", "privatekey", "private_key", "secret-key", "access-key", "private-key"})
-    token_key = token_key || ends_with(key, word);
+    token_key = token_key || key.ends_with(word);
   if (!password_key && !token_key) return false;
 
   std::string_view value;
@@ -296,12 +296,12 @@ std::string_view name_rule(std::string_view path) {
   const std::size_t slash = path.find_last_of("/\\");
   const std::string name =
       to_lower(slash == std::string_view::npos ? path : path.substr(slash + 1));
-  if (name == ".env" || starts_with(name, ".env.") || ends_with(name, ".env")) return "name";
+  if (name == ".env" || name.starts_with(".env.") || name.ends_with(".env")) return "name";
   for (std::string_view suffix : {".pem", ".key", ".p12", ".pfx", ".keystore", ".jks", ".ppk",
                                   ".kdbx", ".tfstate", ".tfstate.backup"})
-    if (ends_with(name, suffix)) return "name";
+    if (name.ends_with(suffix)) return "name";
   for (std::string_view prefix : {"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"})
-    if (starts_with(name, prefix)) return "name";
+    if (name.starts_with(prefix)) return "name";
   for (std::string_view exact : {".envrc", ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass",
                                  ".htpasswd", ".s3cfg", ".dockercfg"})
     if (name == exact) return "name";
@@ -315,10 +315,10 @@ std::string_view name_rule(std::string_view path) {
       credentials != std::string::npos &&
       (credentials == 0 ||
        std::string_view("._-").find(name[credentials - 1]) != std::string_view::npos);
-  if (data_ext && (credentials_word || starts_with(name, "secrets.") || name == "secrets"))
+  if (data_ext && (credentials_word || name.starts_with("secrets.") || name == "secrets"))
     return "name";
   const std::string low_path = to_lower(path);
-  if (low_path == ".docker/config.json" || ends_with(low_path, "/.docker/config.json"))
+  if (low_path == ".docker/config.json" || low_path.ends_with("/.docker/config.json"))
     return "name";
   return {};
 }

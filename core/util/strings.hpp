@@ -10,8 +10,6 @@ namespace kasava::util {
 
 std::string_view trim(std::string_view text);
 std::string to_lower(std::string_view text);
-bool starts_with(std::string_view text, std::string_view prefix);
-bool ends_with(std::string_view text, std::string_view suffix);
 std::vector<std::string> split(std::string_view text, char separator);
 
 /// True when every byte sequence in text is valid UTF-8.

@@ -251,38 +251,35 @@ bool is_test_path(std::string_view rel_path) {
   if (parts.empty()) return false;
   const std::string& name = parts.back();
   const std::string lname = lower(name);
-  using kasava::util::ends_with;
-  using kasava::util::starts_with;
-  if (starts_with(lname, "test_") || lname == "conftest.py" || lname == "tests.py") return true;
+  if (lname.starts_with("test_") || lname == "conftest.py" || lname == "tests.py") return true;
   const std::size_t dot = lname.rfind('.');
   const std::string stem = dot == std::string::npos ? lname : lname.substr(0, dot);
-  if (ends_with(stem, "_test") || ends_with(stem, "_tests") || ends_with(stem, "_spec") ||
-      ends_with(stem, ".test") || ends_with(stem, ".spec"))
+  if (stem.ends_with("_test") || stem.ends_with("_tests") || stem.ends_with("_spec") ||
+      stem.ends_with(".test") || stem.ends_with(".spec"))
     return true;
   // Java/C#/Kotlin: FooTest.java, FooTests.cs
   const std::size_t ndot = name.rfind('.');
   const std::string nstem = ndot == std::string::npos ? name : name.substr(0, ndot);
-  if (nstem.size() > 4 && (ends_with(nstem, "Test") || ends_with(nstem, "Tests"))) return true;
+  if (nstem.size() > 4 && (nstem.ends_with("Test") || nstem.ends_with("Tests"))) return true;
   return false;
 }
 
 bool skipped_by_name(std::string_view rel_path) {
   const std::string name = lower(rel_path.substr(rel_path.rfind('/') + 1));
-  using kasava::util::ends_with;
-  return ends_with(name, ".d.ts") || ends_with(name, ".d.mts") || ends_with(name, ".d.cts") ||
-         ends_with(name, ".min.js") || ends_with(name, "-min.js") || ends_with(name, ".bundle.js") ||
-         ends_with(name, "_pb2.py") || ends_with(name, "_pb2_grpc.py") || ends_with(name, ".pb.go") ||
-         ends_with(name, "_string.go") || ends_with(name, "zz_generated.go");
+  return name.ends_with(".d.ts") || name.ends_with(".d.mts") || name.ends_with(".d.cts") ||
+         name.ends_with(".min.js") || name.ends_with("-min.js") || name.ends_with(".bundle.js") ||
+         name.ends_with("_pb2.py") || name.ends_with("_pb2_grpc.py") || name.ends_with(".pb.go") ||
+         name.ends_with("_string.go") || name.ends_with("zz_generated.go");
 }
 
 std::string relative_path(std::string_view abs_path, std::string_view root) {
   if (!root.empty()) {
     std::string prefix(root);
     if (prefix.back() != '/') prefix += '/';
-    if (kasava::util::starts_with(abs_path, prefix)) return std::string(abs_path.substr(prefix.size()));
+    if (abs_path.starts_with(prefix)) return std::string(abs_path.substr(prefix.size()));
   }
   for (std::string_view install_root : k_install_roots)
-    if (kasava::util::starts_with(abs_path, install_root))
+    if (abs_path.starts_with(install_root))
       return std::string(abs_path.substr(install_root.size()));
   std::size_t start = 0;
   while (start < abs_path.size() && abs_path[start] == '/') ++start;
@@ -433,7 +430,7 @@ bool is_directive_line(std::string_view line) {
       "@noflow",     "@nocommit",  "@lint-",       "$id$",       "@codecoverageignore",
       "cspell:",     "spell-checker:", "skipcq",   "#nosec",     "nosec",      "use strict"};
   for (std::string_view prefix : k_prefixes)
-    if (kasava::util::starts_with(l, prefix)) return true;
+    if (l.starts_with(prefix)) return true;
   return false;
 }
 
@@ -460,7 +457,7 @@ bool is_boilerplate_doc(std::string_view doc) {
       "@nodoc",    ":nodoc:",        "@since",     "@author",  "@version",    "$id",
       "noinspection", "pragma",      "nocov",      "@api private", "@!visibility"};
   for (std::string_view prefix : k_first_line_prefixes)
-    if (kasava::util::starts_with(first, prefix)) return true;
+    if (first.starts_with(prefix)) return true;
   static constexpr std::string_view k_licence_phrases[] = {
       "permission is hereby granted", "licensed under",        "all rights reserved",
       "general public license",       "apache license",        "mozilla public license",
@@ -501,7 +498,7 @@ std::size_t definition_row(const std::vector<std::string_view>& lines, std::stri
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string line = kasava::parse::collapse_whitespace(lines[i], 400);
     if (line.empty()) continue;
-    if (kasava::util::starts_with(signature, line) || kasava::util::starts_with(line, signature))
+    if (signature.starts_with(line) || line.starts_with(signature))
       return i;
   }
   return lines.size();
@@ -518,13 +515,13 @@ std::vector<std::string_view> drop_head_comments(const std::vector<std::string_v
     bool comment = in_block;
     if (in_block) {
       if (contains(text, syntax.block_close)) in_block = false;
-    } else if (!syntax.block_open.empty() && kasava::util::starts_with(text, syntax.block_open)) {
+    } else if (!syntax.block_open.empty() && text.starts_with(syntax.block_open)) {
       comment = true;
       const std::string_view rest = text.substr(syntax.block_open.size());
       if (!contains(rest, syntax.block_close)) in_block = true;
     } else {
       for (std::string_view marker : syntax.line)
-        if (kasava::util::starts_with(text, marker) || text == kasava::util::trim(marker))
+        if (text.starts_with(marker) || text == kasava::util::trim(marker))
           comment = true;
     }
     if (text.empty()) comment = true;  // blank lines inside the head
@@ -633,8 +630,8 @@ std::string remove_python_docstring(std::string& code, std::size_t def_pos) {
 
 bool is_python_def_line(std::string_view line) {
   line = kasava::util::trim(line);
-  return kasava::util::starts_with(line, "def ") || kasava::util::starts_with(line, "async def ") ||
-         kasava::util::starts_with(line, "class ");
+  return line.starts_with("def ") || line.starts_with("async def ") ||
+         line.starts_with("class ");
 }
 
 bool wanted_kind(std::string_view kind) {
@@ -643,11 +640,10 @@ bool wanted_kind(std::string_view kind) {
 }
 
 bool is_test_symbol(std::string_view language, std::string_view symbol) {
-  using kasava::util::starts_with;
-  if (language == "python") return starts_with(symbol, "test_");
+  if (language == "python") return symbol.starts_with("test_");
   if (language == "go") {
     for (std::string_view prefix : {"Test", "Benchmark", "Fuzz", "Example"}) {
-      if (!starts_with(symbol, prefix)) continue;
+      if (!symbol.starts_with(prefix)) continue;
       if (symbol.size() == prefix.size()) return true;
       const char next = symbol[prefix.size()];
       if (next == '_' || (next >= 'A' && next <= 'Z')) return true;
@@ -783,7 +779,7 @@ void add_eval_function(EvalExclusion& exclusion, const std::string& code) {
   // The name: `def name(` or `class name`.
   std::string_view header = kasava::util::trim(std::string_view(code).substr(def_pos));
   for (std::string_view keyword : {"async def ", "def ", "class "}) {
-    if (kasava::util::starts_with(header, keyword)) {
+    if (header.starts_with(keyword)) {
       header.remove_prefix(keyword.size());
       break;
     }
@@ -802,8 +798,8 @@ void load_eval_dir(EvalExclusion& exclusion, const std::string& dir) {
   if (error) throw kasava::util::Failure("listing eval data '" + dir + "': " + error.message());
   std::sort(paths.begin(), paths.end());
   for (const std::string& path : paths) {
-    if (!kasava::util::ends_with(path, ".json") && !kasava::util::ends_with(path, ".txt") &&
-        !kasava::util::ends_with(path, ".jsonl"))
+    if (!path.ends_with(".json") && !path.ends_with(".txt") &&
+        !path.ends_with(".jsonl"))
       continue;
     auto content = kasava::util::read_file(path);
     if (!content) throw kasava::util::Failure(content.error());
