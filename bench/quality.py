@@ -418,7 +418,8 @@ def run_repo(args, kasava_for, work):
     clone = os.path.join(work, "repo")
     if not os.path.isdir(clone):
         progress(f"cloning {source} (HEAD) into {clone}")
-        subprocess.run(["git", "clone", "-q", source, clone], check=True)
+    # Checked out at the source's HEAD even when a run at parents was cut short in --work.
+    prepare_clone(source, clone, git(source, "rev-parse", "HEAD").strip())
     kasava = kasava_for(os.path.join(work, "repo.db"))
     summary = kasava.build_index(clone, args.rebuild)
     sources = {p for p, language in read_files_table(kasava.index).items()
@@ -654,6 +655,8 @@ def prepare_clone(source, clone, head):
     """A clone of SOURCE (never written to) in CLONE, checked out at HEAD."""
     if not os.path.isdir(os.path.join(clone, ".git")):
         subprocess.run(["git", "clone", "-q", "--no-checkout", source, clone], check=True)
+    elif git(clone, "cat-file", "-t", head, check=False).strip() != "commit":
+        git(clone, "fetch", "-q", "origin", check=False)  # the source moved on since
     if git(clone, "cat-file", "-t", head, check=False).strip() != "commit":
         raise Failure(f"{source}: has no commit {head} (clone it and fetch that commit)")
     checkout(clone, head)
