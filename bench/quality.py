@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Retrieval quality of the real kasava binary: CoSQA, a repository's history, exact identifiers.
+"""Retrieval quality of the real kasava binary: the commit set, CoSQA, a repository's history, exact identifiers.
 
-Every figure comes from the binary: each query is one `kasava ask QUERY --json --limit 100
---mode MODE` process, and files are ranked by their first hit in its results. The corpus is
-indexed once (into a temporary folder; the repository you name is never changed) and that
-index is reused for every mode and split.
+Every figure comes from the binary: each query is one `kasava ask QUERY --json --limit N
+--mode MODE --no-refresh` process, and files are ranked by their first hit in its results.
+Indexes are built in a work folder (temporary unless --work); no repository you name is
+ever changed (the ones that must be checked out elsewhere are cloned first).
 
-Three query sets:
+Query sets:
+  --commit-set         ../shared/eval/commits (see its README): commit subjects of 8 real
+                       repositories -> the source files the commit changed. Each query is
+                       asked at its commit's parent (checked out in a clone, the index
+                       refreshed there), files ranked from `ask --limit 50`. --repos picks
+                       the repositories: the tuning part (httpx, cobra, fastify, fd, jq) unless
+                       --check or --repos all|checking|NAME,... asks for gson, sinatra, fmt.
   (default)            CoSQA (../shared/eval/cosqa, see its README): 6,267 Python functions,
                        each in its own file <idx>.py; 500 web queries per split, one gold file.
   --repo PATH          "commit subject -> files it changed", from the repository's history
@@ -15,16 +21,24 @@ Three query sets:
   --identifiers PATH   bare symbol names (functions, methods, types) defined in exactly one
                        file of PATH; the gold file is that file. Also counts the queries where
                        hybrid ranks the gold file worse than lexical (the target is none).
+  --all                one table: the commit set (tuning part; --check adds the checking
+                       part), CoSQA (--split, dev by default) and identifiers on kasava's own
+                       tree and on CPython's Lib.
 
-Figures: MRR (mean of 1/rank of the first gold file, 0 when it is not in the top 100) and
-Recall@k (share of a query's gold files within the top k files, averaged over queries; with
-one gold file per query it is "found within the top k").
+Figures: MRR (mean of 1/rank of the first gold file, 0 when it is not in the ranked files:
+top 100, top 50 for the commit set), MRR no-id (the commit set: MRR over the queries that
+name no identifier), and Recall@k (share of a query's gold files within the top k files,
+averaged over queries; with one gold file per query it is "found within the top k").
 
 Tuning: `--weights 0.5,0.6,0.7` sweeps the hybrid blend (KASAVA_HYBRID_WEIGHT, the weight on
 the semantic side) and prints hybrid figures per weight. On CoSQA it runs on the dev split
-only: tuning on the test split is refused.
+only: tuning on the test split is refused. On the commit set, tune on the tuning part.
 
 examples:
+  bench/quality.py --commit-set                            # tuning part, at parents, 3 modes
+  bench/quality.py --commit-set --at head --mode hybrid    # quick: indexed once, at the head
+  bench/quality.py --commit-set --repos all --json --list  # all 8, every query's ranked files
+  bench/quality.py --all                                   # commit set, CoSQA dev, identifiers
   bench/quality.py --split both --mode all                 # the CoSQA table, dev and test
   bench/quality.py --split dev --weights 0.3,0.5,0.7,0.9   # tune the blend on dev
   bench/quality.py --split test --mode all --weight 0.7    # report test with the chosen weight
@@ -69,10 +83,11 @@ class Failure(Exception):
 class Kasava:
     """The kasava binary, with the index, model and hybrid weight every call should use."""
 
-    def __init__(self, binary, index, model=None, jobs=2):
+    def __init__(self, binary, index, model=None, jobs=2, limit=LIMIT):
         self.binary = binary
         self.index = index
         self.jobs = jobs
+        self.limit = limit
         if not os.access(binary, os.X_OK):
             raise Failure(f"kasava binary {binary}: not found or not executable (build it, or pass --binary)")
         ask_help = self._help("ask")
@@ -98,7 +113,7 @@ class Kasava:
     def _base(self):
         return [self.binary, "--index", self.index] + self.global_args
 
-    def build_index(self, target, rebuild=False):
+    def build_index(self, target, rebuild=False, quiet=False):
         """`kasava index TARGET --json` into self.index; returns its summary."""
         started = time.time()
         command = self._base() + ["index", target, "--json"] + self.index_args
@@ -109,8 +124,9 @@ class Kasava:
             raise Failure(f"kasava index {target} failed ({result.returncode}): {result.stderr.strip()}")
         summary = json.loads(result.stdout)
         summary["seconds"] = round(time.time() - started, 1)
-        progress(f"indexed {target} in {summary['seconds']}s: {summary.get('files')} files, "
-                 f"{summary.get('chunks')} chunks")
+        if not quiet:
+                progress(f"indexed {target} in {summary['seconds']}s: {summary.get('files')} files, "
+                     f"{summary.get('chunks')} chunks")
         return summary
 
     def ask(self, repo, query, mode, weight=None):
@@ -120,7 +136,7 @@ class Kasava:
         env = dict(os.environ)
         if weight is not None:
             env[WEIGHT_ENV] = str(weight)
-        command = self._base() + ["ask", "--json", "--limit", str(LIMIT), "--mode", mode,
+        command = self._base() + ["ask", "--json", "--limit", str(self.limit), "--mode", mode,
                                   "--no-refresh"] + self.ask_args + ["--", query]
         # Output to files, not pipes, so the process can be reaped with wait4 for its CPU time.
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -225,16 +241,20 @@ class Evaluation:
 
 
 def print_table(rows, ks):
-    columns = ["set", "mode", "weight", "queries", "mrr"] + \
+    columns = ["set", "mode", "weight", "queries", "mrr", "mrr_no_ident"] + \
               [f"recall@{k}" for k in ks] + ["ask_p50_ms", "ask_cpu_p50_ms"]
-    heads = {"mrr": "MRR", "queries": "n", "ask_p50_ms": "ask p50 ms", "ask_cpu_p50_ms": "cpu ms"}
+    # Columns no row has are left out (a weight only when one was set, MRR without
+    # identifiers only for the commit set).
+    columns = [c for c in columns if c in ("set", "mode") or any(c in row for row in rows)]
+    heads = {"mrr": "MRR", "mrr_no_ident": "MRR no-id", "queries": "n",
+             "ask_p50_ms": "ask p50 ms", "ask_cpu_p50_ms": "cpu ms"}
     heads.update({f"recall@{k}": f"R@{k}" for k in ks})
     cells = [{c: _cell(c, row.get(c)) for c in columns} for row in rows]
     widths = {c: max([len(heads.get(c, c))] + [len(r[c]) for r in cells]) for c in columns}
     print("  ".join(heads.get(c, c).ljust(widths[c]) for c in columns).rstrip())
     for row, cell in zip(rows, cells):
         if "error" in row:
-            print("  ".join(cell[c].ljust(widths[c]) for c in columns[:3]) +
+            print("  ".join(cell[c].ljust(widths[c]) for c in columns[:2]) +
                   f"  unavailable: {row['error'][:100]}")
             continue
         print("  ".join(cell[c].ljust(widths[c]) for c in columns).rstrip())
@@ -398,7 +418,8 @@ def run_repo(args, kasava_for, work):
     clone = os.path.join(work, "repo")
     if not os.path.isdir(clone):
         progress(f"cloning {source} (HEAD) into {clone}")
-        subprocess.run(["git", "clone", "-q", source, clone], check=True)
+    # Checked out at the source's HEAD even when a run at parents was cut short in --work.
+    prepare_clone(source, clone, git(source, "rev-parse", "HEAD").strip())
     kasava = kasava_for(os.path.join(work, "repo.db"))
     summary = kasava.build_index(clone, args.rebuild)
     sources = {p for p, language in read_files_table(kasava.index).items()
@@ -407,6 +428,13 @@ def run_repo(args, kasava_for, work):
     progress(f"{stats['commits']} non-merge commits, {stats['generic_subjects']} generic "
              f"subjects, {stats['usable']} usable; sampled {len(sample)}")
     ks = (1, 5, 10)
+    if args.at == "parents":
+        rows, listed = repo_at_parents(args, source, clone, sample, work)
+        result = {"benchmark": "repo", "repository": source, "head": _head(clone), "at": "parents",
+                  "source_files": len(sources), **stats, "sampled": len(sample), "rows": rows}
+        if args.list:
+            result["queries"] = listed
+        return result, ks
     evaluation = Evaluation(kasava, clone, ks, args.weight)
     queries = [c["query"] for c in sample]
     golds = [c["gold"] for c in sample]
@@ -415,12 +443,42 @@ def run_repo(args, kasava_for, work):
     for weight in (args.weights or [None]):
         for mode in modes:
             evaluation.run(label, queries, golds, mode, weight)
-    result = {"benchmark": "repo", "repository": source, "head": _head(clone),
+    result = {"benchmark": "repo", "repository": source, "head": _head(clone), "at": "head",
               "source_files": len(sources), "chunks": summary.get("chunks"), **stats,
               "sampled": len(sample), "rows": evaluation.rows}
     if args.list:
         result["queries"] = _per_query(evaluation, sample, "repo")
     return result, ks
+
+
+def repo_at_parents(args, source, clone, sample, work):
+    """--repo at parents: each sampled commit asked at its parent, as the commit set is; gold
+    files the commit added (absent at the parent) are dropped, and so are queries left with none."""
+    head = _head(clone)
+    dates = commit_dates(clone, [c["commit"] for c in sample])
+    items = []
+    for position, candidate in enumerate(sample):
+        when, parent = dates.get(candidate["commit"], (0, None))
+        if parent is None:
+            continue
+        present = set(git(clone, "ls-tree", "-r", "--name-only", parent, "--",
+                          *candidate["gold"]).splitlines())
+        files = [g for g in candidate["gold"] if g in present]
+        if files:
+            items.append({"query": candidate["query"], "files": files, "commit": candidate["commit"],
+                          "parent": parent, "time": when, "position": position,
+                          "identifiers": has_identifier(candidate["query"])})
+    items.sort(key=lambda item: (item["time"], item["position"]))
+    progress(f"{len(items)} of {len(sample)} queries keep a gold file at their parent")
+    clones = [clone] + [os.path.join(work, f"repo-{i}") for i in range(1, max(1, args.jobs))]
+    for extra in clones[1:]:
+        prepare_clone(source, extra, head)
+    runs = [("hybrid", w) for w in args.weights] if args.weights else \
+        [(mode, args.weight if mode == "hybrid" else None) for mode in args.modes]
+    ranked_of, times, errors, _ = ask_commit_queries(args, "repo", clones, items, runs, LIMIT)
+    checkout(clone, head)
+    rows = commit_rows("repo", "repo", "parents", items, runs, ranked_of, times, errors)
+    return rows, commit_listing("repo", items, runs, ranked_of)
 
 
 def _head(repo):
@@ -516,17 +574,359 @@ def run_identifiers(args, kasava_for, work):
     return result, ks
 
 
-def print_comparisons(comparisons):
+def print_comparisons(comparisons, listed_modes=None):
+    """The queries each mode ranks worse than lexical; only counted for modes not in
+    LISTED_MODES (None: list every mode's)."""
     for comparison in comparisons:
         name = comparison["mode"] + ("" if comparison["weight"] is None
                                      else f" (weight {comparison['weight']})")
+        listed = listed_modes is None or comparison["mode"] in listed_modes
         print(f"\n{name} ranks the gold file worse than lexical for "
               f"{comparison['worse_than_lexical']} queries" +
-              (":" if comparison["queries"] else " (target: 0)"))
-        for q in comparison["queries"]:
+              (":" if comparison["queries"] and listed else " (target: 0)"
+               if comparison["mode"] == "hybrid" else ""))
+        for q in comparison["queries"] if listed else []:
             other = q[f"{comparison['mode']}_rank"]
             print(f"  {q['query']:<40} {q['gold']}  lexical #{q['lexical_rank']}, "
                   f"{comparison['mode']} {'#' + str(other) if other else 'not in top 100'}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The commit set: ../shared/eval/commits, "which files do I change for X?" in 8 repositories
+
+COMMITS = os.path.normpath(os.path.join(ROOT, "..", "shared", "eval", "commits"))
+# Where the clones of the 8 repositories are looked for by default (one folder per name).
+SOURCES = os.path.normpath(os.path.join(ROOT, "..", "eval-repos"))
+TUNING = ("httpx", "cobra", "fastify", "fd", "jq")
+CHECKING = ("gson", "sinatra", "fmt")
+COMMIT_LIMIT = 50  # the protocol ranks the files of `ask --limit 50`; a gold file beyond is 0
+# A query "with identifiers" names code: camelCase (a lower-case letter then an upper-case
+# one: parseConfig, RouterGroup), snake_case (a letter or digit, '_', a letter or digit), a dot,
+# a parenthesis or a backtick anywhere. The README's "MRR without identifiers" is over the rest.
+IDENTIFIER_IN_QUERY = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]|[.()`]")
+
+
+def has_identifier(query):
+    return IDENTIFIER_IN_QUERY.search(query) is not None
+
+
+def read_commit_set():
+    """[(name, owner/name, head, query count)] of repos.txt, in its order."""
+    path = os.path.join(COMMITS, "repos.txt")
+    try:
+        with open(path) as f:
+            lines = [line.split() for line in f if line.strip()]
+    except OSError as error:
+        raise Failure(f"{path}: {error.strerror}")
+    return [(full.split("/")[1], full, head, int(count)) for full, head, count in lines]
+
+
+def choose_repos(text, check, known):
+    """The names --repos asks for: tuning (default), checking, all, or a comma list."""
+    if text is None:
+        text = "tuning"
+    names = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if part == "tuning":
+            names += TUNING
+        elif part == "checking":
+            names += CHECKING
+        elif part == "all":
+            names += TUNING + CHECKING
+        elif part in known:
+            names.append(part)
+        else:
+            raise Failure(f"--repos {text}: unknown repository \"{part}\" "
+                          f"(expected tuning, checking, all or names of {', '.join(known)})")
+    if check:
+        names += CHECKING
+    return list(dict.fromkeys(names))
+
+
+def git(repo, *args, check=True):
+    result = subprocess.run(["git", "-C", repo] + list(args), capture_output=True, text=True,
+                            errors="surrogateescape")
+    if check and result.returncode != 0:
+        raise Failure(f"git {' '.join(args[:3])} in {repo}: {result.stderr.strip() or result.returncode}")
+    return result.stdout
+
+
+def prepare_clone(source, clone, head):
+    """A clone of SOURCE (never written to) in CLONE, checked out at HEAD."""
+    if not os.path.isdir(os.path.join(clone, ".git")):
+        subprocess.run(["git", "clone", "-q", "--no-checkout", source, clone], check=True)
+    elif git(clone, "cat-file", "-t", head, check=False).strip() != "commit":
+        git(clone, "fetch", "-q", "origin", check=False)  # the source moved on since
+    if git(clone, "cat-file", "-t", head, check=False).strip() != "commit":
+        raise Failure(f"{source}: has no commit {head} (clone it and fetch that commit)")
+    checkout(clone, head)
+
+
+def checkout(clone, commit):
+    git(clone, "checkout", "-q", "-f", "--detach", commit)
+    git(clone, "clean", "-q", "-ffdx")
+
+
+def commit_queries(name, clone):
+    """The queries of NAME.jsonl, each with its parent and commit time, oldest first."""
+    path = os.path.join(COMMITS, f"{name}.jsonl")
+    with open(path) as f:
+        items = [json.loads(line) for line in f if line.strip()]
+    dates = commit_dates(clone, [item["commit"] for item in items])
+    for position, item in enumerate(items):
+        if not dates.get(item["commit"], (0, None))[1]:
+            raise Failure(f"{clone}: no parent of {item['commit']} (a query of {path})")
+        when, parent = dates[item["commit"]]
+        item.update({"parent": parent, "time": when, "position": position,
+                     "identifiers": has_identifier(item["query"])})
+    # Oldest first: consecutive parents are close, so each refresh reads a small difference.
+    return sorted(items, key=lambda item: (item["time"], item["position"]))
+
+
+def commit_dates(clone, commits):
+    """{commit: (committer time, first parent or None)} of COMMITS, in one git call."""
+    out = {}
+    for line in git(clone, "show", "-s", "--format=%H %ct %P", *commits).splitlines():
+        fields = line.split()
+        if len(fields) >= 2:
+            out[fields[0]] = (int(fields[1]), fields[2] if len(fields) > 2 else None)
+    return out
+
+
+def shard(items, parts):
+    """ITEMS (in order) cut into PARTS contiguous runs of near-equal length."""
+    parts = max(1, min(parts, len(items)))
+    size, extra = divmod(len(items), parts)
+    runs, start = [], 0
+    for i in range(parts):
+        end = start + size + (i < extra)
+        runs.append(items[start:end])
+        start = end
+    return runs
+
+
+def commit_figures(items, ranked_of, run_key):
+    """MRR, MRR over queries without identifiers, Recall@5 (and R@1, R@10) for one run."""
+    rankings = [ranked_of[(item["position"], run_key)] for item in items]
+    golds = [item["files"] for item in items]
+    figures = score(rankings, golds, (1, 5, 10))
+    plain = [(r, g) for r, g, item in zip(rankings, golds, items) if not item["identifiers"]]
+    # None when every query names an identifier (shown as "-", left out of means).
+    figures["mrr_no_ident"] = score([r for r, _ in plain], [g for _, g in plain], ())["mrr"] \
+        if plain else None
+    figures["queries_no_ident"] = len(plain)
+    return figures
+
+
+def ask_commit_queries(args, name, clones, items, runs, limit):
+    """Asks every item's query for every (mode, weight) of RUNS, each at its commit's parent
+    (checked out in one of CLONES, whose index is refreshed first), or all at the head as the
+    clones stand when args.at is "head". Returns ({(position, run): ranked files}, [(run,
+    (wall, cpu))], {run: error}, [refresh seconds])."""
+    ranked_of, times, errors = {}, [], {}
+    refresh_seconds = []
+
+    def kasava_at(clone):
+        return Kasava(args.binary, clone + ".db", args.model, 1, limit)
+
+    def ask_runs(kasava, clone, item):
+        for mode, weight in runs:
+            if (mode, weight) in errors:
+                continue
+            try:
+                files, spent = kasava.ask(clone, item["query"], mode, weight)
+            except Failure as error:
+                errors[(mode, weight)] = str(error)
+                progress(f"{name} {mode}: unavailable: {error}")
+                continue
+            ranked_of[(item["position"], (mode, weight))] = files
+            times.append(((mode, weight), spent))
+
+    if args.at == "head":
+        kasava = kasava_at(clones[0])
+        kasava.jobs = max(1, args.jobs)
+        summary = kasava.build_index(clones[0], args.rebuild, quiet=True)
+        refresh_seconds.append(summary["seconds"])
+        with concurrent.futures.ThreadPoolExecutor(max_workers=kasava.jobs) as pool:
+            list(pool.map(lambda item: ask_runs(kasava, clones[0], item), items))
+    else:
+        def walk(clone, run):
+            kasava = kasava_at(clone)
+            first = True
+            for item in run:
+                checkout(clone, item["parent"])
+                summary = kasava.build_index(clone, args.rebuild and first, quiet=True)
+                first = False
+                refresh_seconds.append(summary["seconds"])
+                ask_runs(kasava, clone, item)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(clones)) as pool:
+            for future in [pool.submit(walk, clone, run)
+                           for clone, run in zip(clones, shard(items, len(clones)))]:
+                future.result()
+    return ranked_of, times, errors, refresh_seconds
+
+
+def run_commit_repo(args, name, head, sources, work, runs):
+    """Every query of one repository through every (mode, weight) of RUNS; per-run rows."""
+    source = os.path.join(sources, name)
+    if not os.path.isdir(source):
+        raise Failure(f"{source}: no clone of {name} (git clone it and check out {head[:12]}, "
+                      f"or pass --sources DIR)")
+    parts = 1 if args.at == "head" else max(1, args.jobs)
+    clones = [os.path.join(work, f"{name}-{i}") for i in range(parts)]
+    for clone in clones:
+        prepare_clone(source, clone, head)
+    items = commit_queries(name, clones[0])
+    started = time.time()
+    ranked_of, times, errors, refresh_seconds = ask_commit_queries(
+        args, name, clones, items, runs, COMMIT_LIMIT)
+    seconds = round(time.time() - started, 1)
+    rows = commit_rows(f"commits:{name}", name, args.at, items, runs, ranked_of, times, errors)
+    refresh_seconds.sort()
+    progress(f"{name} at {args.at}: {len(items)} queries in {seconds}s "
+             f"(refresh p50 {refresh_seconds[len(refresh_seconds) // 2]:.2f}s); " +
+             ", ".join(f"{r['mode']}{'' if r.get('weight') is None else '@' + str(r['weight'])} "
+                       f"MRR {r['mrr']:.3f}" for r in rows if "error" not in r))
+    listed = commit_listing(name, items, runs, ranked_of) if args.list else []
+    return rows, listed, seconds
+
+
+def commit_rows(label, name, at, items, runs, ranked_of, times, errors):
+    """One row of figures per (mode, weight) of RUNS."""
+    rows = []
+    for mode, weight in runs:
+        row = {"set": label, "repository": name, "mode": mode, "at": at}
+        if weight is not None:
+            row["weight"] = weight
+        if (mode, weight) in errors:
+            row["error"] = errors[(mode, weight)]
+            rows.append(row)
+            continue
+        row.update(commit_figures(items, ranked_of, (mode, weight)))
+        spent = [s for key, s in times if key == (mode, weight)]
+        if spent:
+            row["ask_p50_ms"] = round(1000 * sorted(w for w, _ in spent)[len(spent) // 2])
+            row["ask_cpu_p50_ms"] = round(1000 * sorted(c for _, c in spent)[len(spent) // 2])
+        rows.append(row)
+    return rows
+
+
+def commit_listing(name, items, runs, ranked_of):
+    """--list: every query with its gold files, first gold rank and ranked files per run."""
+    listed = []
+    for item in sorted(items, key=lambda i: i["position"]):
+        entry = {"repository": name, "query": item["query"], "gold": item["files"],
+                 "commit": item["commit"], "parent": item["parent"],
+                 "identifiers": item["identifiers"], "ranks": {}, "ranked": {}}
+        for mode, weight in runs:
+            key = mode if weight is None else f"{mode}@{weight}"
+            files = ranked_of.get((item["position"], (mode, weight)))
+            if files is not None:
+                entry["ranks"][key] = first_rank(files, item["files"])
+                entry["ranked"][key] = files
+        listed.append(entry)
+    return listed
+
+
+def mean_rows(rows, names, label, runs):
+    """Means over repositories (each repository counts once) of each run, when all ran."""
+    out = []
+    for mode, weight in runs:
+        mine = [r for r in rows if r.get("repository") in names and r["mode"] == mode and
+                r.get("weight") == weight and "error" not in r]
+        if len(mine) != len(names) or not names:
+            continue
+        row = {"set": f"commits:{label}", "mode": mode, "at": mine[0]["at"],
+               "repositories": len(mine), "queries": sum(r["queries"] for r in mine)}
+        if weight is not None:
+            row["weight"] = weight
+        for key in ("mrr", "mrr_no_ident", "recall@1", "recall@5", "recall@10"):
+            values = [r[key] for r in mine if r.get(key) is not None]
+            row[key] = round(sum(values) / len(values), 4) if values else None
+        row["queries_no_ident"] = sum(r["queries_no_ident"] for r in mine)
+        out.append(row)
+    return out
+
+
+def run_commit_set(args, work):
+    known = read_commit_set()
+    by_name = {name: (full, head, count) for name, full, head, count in known}
+    names = choose_repos(args.repos, args.check, list(by_name))
+    if args.weights:
+        runs = [("hybrid", w) for w in args.weights]
+    else:
+        runs = [(mode, args.weight if mode == "hybrid" else None) for mode in args.modes]
+    sources = os.path.abspath(args.sources or SOURCES)
+    rows, listed, started = [], [], time.time()
+    for name in names:
+        full, head, count = by_name[name]
+        progress(f"{name} ({full} at {head[:12]}): {count} queries at "
+                 f"{'each parent' if args.at == 'parents' else 'the head'}")
+        repo_rows, repo_listed, _ = run_commit_repo(args, name, head, sources, work, runs)
+        rows += repo_rows
+        listed += repo_listed
+    ordered = []
+    for mode, weight in runs:
+        ordered += [r for r in rows if r["mode"] == mode and r.get("weight") == weight]
+    for label, part in (("tuning", [n for n in TUNING if n in names]),
+                        ("checking", [n for n in CHECKING if n in names]),
+                        ("all", names)):
+        if label == "all" and (len(names) != len(TUNING) + len(CHECKING)):
+            continue
+        if label != "all" and len(part) != len(TUNING if label == "tuning" else CHECKING):
+            continue
+        ordered += mean_rows(rows, part, label, runs)
+    whole_parts = (list(TUNING), list(CHECKING), list(TUNING + CHECKING))
+    if len(names) > 1 and sorted(names) not in [sorted(p) for p in whole_parts]:
+        ordered += mean_rows(rows, names, "mean", runs)  # a subset: its own mean, labelled so
+    result = {"benchmark": "commits", "at": args.at, "sources": sources, "repositories": names,
+              "seconds": round(time.time() - started, 1), "rows": ordered}
+    if args.list:
+        result["queries"] = listed
+    return result, (1, 5, 10)
+
+
+# ---------------------------------------------------------------------------------------------
+# Everything in one table
+
+
+def newest_cpython_lib():
+    found = []
+    for name in os.listdir("/usr/lib"):
+        match = re.fullmatch(r"python3\.(\d+)", name)
+        if match and os.path.isfile(os.path.join("/usr/lib", name, "os.py")):
+            found.append((int(match.group(1)), os.path.join("/usr/lib", name)))
+    if not found:
+        raise Failure("no CPython Lib in /usr/lib/python3.N (pass --cpython PATH)")
+    return max(found)[1]
+
+
+def run_everything(args, kasava_for, work):
+    """--all: the commit set, CoSQA and exact identifiers, each in its own work folder."""
+    rows, parts = [], []
+
+    def folder(name):
+        path = os.path.join(work, name)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    result, _ = run_commit_set(args, folder("commits"))
+    rows += result.pop("rows")
+    parts.append({"label": "commits", **result})
+    result, _ = run_cosqa(args, kasava_for, folder("cosqa"))
+    rows += result.pop("rows")
+    parts.append({"label": "cosqa", **result})
+    for label, path in (("kasava", ROOT), ("cpython-lib", args.cpython or newest_cpython_lib())):
+        progress(f"identifiers of {path}")
+        args.identifiers = path
+        result, _ = run_identifiers(args, kasava_for, folder(f"identifiers-{label}"))
+        args.identifiers = None
+        for row in result.pop("rows"):
+            row["set"] = f"identifiers:{label}"
+            rows.append(row)
+        parts.append({"label": f"identifiers:{label}", **result})
+    return {"benchmark": "all", "rows": rows, "parts": parts}, (1, 5, 10)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -539,6 +939,24 @@ def main():
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--repo", metavar="PATH", help="commit subject -> changed files of PATH's history")
     target.add_argument("--identifiers", metavar="PATH", help="exact-identifier queries built from PATH")
+    target.add_argument("--commit-set", action="store_true",
+                        help="the commit set of ../shared/eval/commits (tuning part unless --check/--repos)")
+    target.add_argument("--all", action="store_true",
+                        help="one table: the commit set, CoSQA (--split) and exact identifiers on "
+                             "kasava's tree and CPython's Lib")
+    parser.add_argument("--repos", metavar="NAMES",
+                        help="commit set: tuning (default), checking, all, or a comma list of names")
+    parser.add_argument("--check", action="store_true",
+                        help="commit set: add the checking part (gson, sinatra, fmt); read it rarely")
+    parser.add_argument("--sources", metavar="DIR",
+                        help="commit set: clones of the repositories, DIR/<name> (default: ../eval-repos "
+                             "beside this checkout); only read, cloned again into the work folder")
+    parser.add_argument("--at", choices=["parents", "head"], default="parents",
+                        help="commit set and --repo: index each query at its commit's parent "
+                             "(the protocol, default) or once at the head (faster; leaks the "
+                             "query's own commit)")
+    parser.add_argument("--cpython", metavar="PATH",
+                        help="--all: CPython's Lib for the identifiers (default: the newest /usr/lib/python3.N)")
     parser.add_argument("--split", choices=["dev", "test", "both"], default="dev",
                         help="CoSQA split (default: dev)")
     parser.add_argument("--mode", default="all",
@@ -554,7 +972,9 @@ def main():
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "kasava"),
                         help="the kasava binary to measure (default: build/kasava)")
     parser.add_argument("--model", metavar="PATH", help="passed through to kasava as --model PATH")
-    parser.add_argument("--jobs", type=int, default=2, help="kasava ask processes at a time (default 2)")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="kasava processes at a time (default 2); at parents, the queries "
+                             "are cut into JOBS runs, each walked in its own clone")
     parser.add_argument("--work", metavar="DIR",
                         help="keep the corpus, clone and index in DIR and reuse them (default: a temporary folder)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index in --work from scratch")
@@ -575,11 +995,20 @@ def main():
             if not args.repo and not args.identifiers and args.split != "dev":
                 progress("note: make sure that weight was chosen on the dev split")
         binary = os.path.abspath(args.binary)
+        args.binary = binary
+        if args.all and args.weights:
+            raise Failure("--all and --weights: sweep the blend on one set at a time")
+        if args.jobs < 1:
+            raise Failure(f"--jobs {args.jobs}: must be at least 1")
 
         def kasava_for(index):
             return Kasava(binary, index, args.model, args.jobs)
 
         def run(work):
+            if args.all:
+                return run_everything(args, kasava_for, work)
+            if args.commit_set:
+                return run_commit_set(args, work)
             if args.repo:
                 return run_repo(args, kasava_for, work)
             if args.identifiers:
@@ -606,6 +1035,10 @@ def main():
     print_table(result["rows"], ks)
     if "worse_than_lexical" in result:
         print_comparisons(result["worse_than_lexical"])
+    for part in result.get("parts", []):
+        if "worse_than_lexical" in part:
+            print(f"\n{part['label']}:", end="")
+            print_comparisons(part["worse_than_lexical"], ("hybrid",))
     return 0
 
 
