@@ -31,8 +31,8 @@ bool is_generated_name(std::string_view path) {
   const auto slash = path.rfind('/');
   const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
   static constexpr std::string_view k_names[] = {
-      "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock", "go.sum",
-      "poetry.lock",       "Pipfile.lock", "composer.lock", "Gemfile.lock", "npm-shrinkwrap.json"};
+      "package-lock.json", "yarn.lock",    "pnpm-lock.yaml", "Cargo.lock",   "go.sum",
+      "poetry.lock",       "Pipfile.lock", "composer.lock",  "Gemfile.lock", "npm-shrinkwrap.json"};
   return std::find(std::begin(k_names), std::end(k_names), name) != std::end(k_names);
 }
 
@@ -41,10 +41,12 @@ void embed_chunks(Work& item, embed::Embedder& embedder) {
   if (item.chunks.empty()) return;
   std::vector<std::string> inputs;
   inputs.reserve(item.chunks.size());
-  for (const auto& chunk : item.chunks) inputs.push_back(embed::embedding_input(item.entry->path, chunk));
+  for (const auto& chunk : item.chunks)
+    inputs.push_back(embed::embedding_input(item.entry->path, chunk));
   const std::vector<std::string_view> views(inputs.begin(), inputs.end());
   auto vectors = embedder.embed(views, embed::InputKind::document);
-  if (!vectors) throw util::Failure("embedding '" + item.entry->path + "': " + vectors.error().message);
+  if (!vectors)
+    throw util::Failure("embedding '" + item.entry->path + "': " + vectors.error().message);
   if (vectors->size() != item.chunks.size()) {
     throw util::Failure("embedding '" + item.entry->path + "': the model returned " +
                         std::to_string(vectors->size()) + " vectors for " +
@@ -80,7 +82,8 @@ void process(Work& item, repo::Source& source, parse::Chunker& chunker, embed::E
   }
   item.content_size = content->size();
   item.skip_reason = skip_reason_for_content(item.entry->path, *content);
-  if (item.skip_reason.empty()) item.chunks = chunker.chunk(item.entry->path, item.language, *content);
+  if (item.skip_reason.empty())
+    item.chunks = chunker.chunk(item.entry->path, item.language, *content);
   if (embedder != nullptr && embedder->locality() == embed::Locality::local) {
     embed_chunks(item, *embedder);
   }

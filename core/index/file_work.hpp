@@ -24,11 +24,11 @@ struct Work {
   repo::SourceEntry* entry = nullptr;
   const store::FileState* known = nullptr;  // what the index has for this path, if anything
   bool size_decision_changed = false;
-  bool read = false;           // content must be read (and, for changed files, hashed)
+  bool read = false;  // content must be read (and, for changed files, hashed)
   std::string language;
   std::string skip_reason;
-  std::string read_error;      // set when reading failed
-  bool unchanged = false;      // read, but the content was already indexed (touched file)
+  std::string read_error;  // set when reading failed
+  bool unchanged = false;  // read, but the content was already indexed (touched file)
   std::uint64_t content_size = 0;
   std::vector<types::Chunk> chunks;
   std::vector<store::QuantizedVector> vectors;  // one per chunk when the run embeds

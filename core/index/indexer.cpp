@@ -145,8 +145,8 @@ util::Result<IndexSummary> report_unchanged(const Run& run, const Listing& listi
   store::Store& store = run.store;
   if (run.remote) {
     std::size_t stored = 0;
-    if (!embed_pending(store, run.options, store.last_chunk_id(), summary.embedding,
-                       run.callbacks, stored)) {
+    if (!embed_pending(store, run.options, store.last_chunk_id(), summary.embedding, run.callbacks,
+                       stored)) {
       return util::Error{"interrupted"};
     }
     if (stored > 0 && !keep_digest.empty()) {  // put_vectors forgot the digest; it still stands
@@ -193,8 +193,7 @@ std::optional<util::Result<IndexSummary>> report_if_unchanged(const Run& run,
       run.stored_limit == run.limit_text) {
     // `--rev` of a commit whose root tree is the one indexed: the same files. (Another commit
     // of the same tree goes on below, to store its id.)
-    auto result = report_unchanged(run, listing, summary,
-                                   store.meta("listing_digest").value_or(""),
+    auto result = report_unchanged(run, listing, summary, store.meta("listing_digest").value_or(""),
                                    listing.kept_submodules);
     if (result) result->files = result->indexed + result->skipped_total();
     return result;
@@ -209,17 +208,16 @@ util::Status stamp_model(const Run& run, const FileStates& states) {
   const IndexOptions& options = run.options;
   const std::string& model = run.model;
   if (!states.empty()) {
-    return util::Error{"index '" + run.store.path() + "' was built " +
-                       (run.stamped.empty() ? std::string("without a model")
-                                            : "with model '" + run.stamped + "'") +
-                       (model.empty() ? std::string(", not without one")
-                                      : ", not with model '" + model + "'") +
-                       ": rebuild it with `kasava index --rebuild`"};
+    return util::Error{
+        "index '" + run.store.path() + "' was built " +
+        (run.stamped.empty() ? std::string("without a model")
+                             : "with model '" + run.stamped + "'") +
+        (model.empty() ? std::string(", not without one") : ", not with model '" + model + "'") +
+        ": rebuild it with `kasava index --rebuild`"};
   }
   if (!options.dry_run) {
     if (options.embedder != nullptr && options.embedder->dimensions() <= 0) {
-      return util::Error{"model '" + model +
-                         "' has not said how many dimensions its vectors have"};
+      return util::Error{"model '" + model + "' has not said how many dimensions its vectors have"};
     }
     Transaction transaction(run.store);
     run.store.set_meta("embedding_model", model);
@@ -239,8 +237,7 @@ std::vector<Work> next_window(const Run& run, std::vector<repo::SourceEntry>& en
   const IndexOptions& options = run.options;
   std::vector<Work> work;
   std::size_t window_bytes = 0;
-  for (; position < entries.size() && work.size() < k_window_files &&
-         window_bytes < k_window_bytes;
+  for (; position < entries.size() && work.size() < k_window_files && window_bytes < k_window_bytes;
        ++position) {
     repo::SourceEntry& entry = entries[position];
     ++progress.files_done;
@@ -252,8 +249,8 @@ std::vector<Work> next_window(const Run& run, std::vector<repo::SourceEntry>& en
     const bool known = state != states.end();
     // A new size limit re-decides the files it may concern, even if their content is known.
     const bool size_decision_changed =
-        run.limit_changed && (entry.size > options.max_file_size ||
-                              (known && state->second.skip_reason == "too large"));
+        run.limit_changed &&
+        (entry.size > options.max_file_size || (known && state->second.skip_reason == "too large"));
     if (known && entry.blob_id.empty() && same_stat(entry, state->second)) {
       entry.blob_id = state->second.blob_id;  // the stat cache: same file, not read again
     }
@@ -349,7 +346,7 @@ WindowsDone index_windows(const Run& run, std::vector<repo::SourceEntry>& entrie
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, threads);
   std::vector<std::unique_ptr<parse::Chunker>> chunkers;  // made on first need: a refresh
-                                                         // that parses nothing builds none
+                                                          // that parses nothing builds none
   IndexProgress progress;
   progress.files_total = entries.size();
   WindowsDone done;
@@ -373,10 +370,9 @@ WindowsDone index_windows(const Run& run, std::vector<repo::SourceEntry>& entrie
     if (chunkers.empty()) {
       for (unsigned t = 0; t < threads; ++t) chunkers.push_back(std::make_unique<parse::Chunker>());
     }
-    if (!process_in_parallel(work, run.source, chunkers,
-                             options.dry_run ? nullptr : options.embedder,
-                             options.dry_run ? Writing::dry_run : Writing::yes,
-                             callbacks.cancelled)) {
+    if (!process_in_parallel(
+            work, run.source, chunkers, options.dry_run ? nullptr : options.embedder,
+            options.dry_run ? Writing::dry_run : Writing::yes, callbacks.cancelled)) {
       done.interrupted = true;  // this window is left for the next run, as those after it
       break;
     }
@@ -462,8 +458,8 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   summary.commit = source.commit_id();
   // Only a full listing has a digest (see the top of the file).
   const std::string digest = listing.unchanged.empty()
-                                 ? listing_digest(entries, run.model, run.limit_text,
-                                                  source.root(), summary.commit, racy_before)
+                                 ? listing_digest(entries, run.model, run.limit_text, source.root(),
+                                                  summary.commit, racy_before)
                                  : std::string();
   if (auto report = report_if_unchanged(run, listing, summary, digest)) return std::move(*report);
 

@@ -115,9 +115,8 @@ util::Result<Listing> list_files(repo::Source& source, const store::Store& store
     }
     std::sort(listing.new_submodules.begin(), listing.new_submodules.end());
   }
-  listing.trees_changed =
-      listing.has_trees &&
-      (listing.new_trees != known_trees || listing.new_submodules != known_submodules);
+  listing.trees_changed = listing.has_trees && (listing.new_trees != known_trees ||
+                                                listing.new_submodules != known_submodules);
   return listing;
 }
 
@@ -165,7 +164,8 @@ std::optional<IndexCounts> decode_listing_counts(std::string_view text, std::str
   const auto number = [](std::string_view field) -> std::optional<std::int64_t> {
     std::int64_t value = 0;
     const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-    if (error != std::errc() || end != field.data() + field.size() || value < 0) return std::nullopt;
+    if (error != std::errc() || end != field.data() + field.size() || value < 0)
+      return std::nullopt;
     return value;
   };
   IndexCounts index;

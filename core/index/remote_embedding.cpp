@@ -32,8 +32,8 @@ struct RemoteInputs {
 // Embeds `inputs` with a remote embedder: vector cache first, then the service for the rest
 // (all at once: the embedder batches and parallelises). Chunks that fail keep an empty
 // vector (stored as pending). A dry run only counts what it would send.
-void embed_remote(RemoteInputs& inputs, const IndexOptions& options,
-                  IndexSummary::Embedding& tally, std::size_t& embedded) {
+void embed_remote(RemoteInputs& inputs, const IndexOptions& options, IndexSummary::Embedding& tally,
+                  std::size_t& embedded) {
   if (inputs.texts.empty()) return;
   embed::Embedder& embedder = *options.embedder;
   const std::string model = embedder.model_id();
@@ -86,7 +86,8 @@ void embed_remote(RemoteInputs& inputs, const IndexOptions& options,
   for (const embed::EmbedFailure& failure : report.failures) {
     // A bad key or model fails every chunk the same way: stop, say why (what was committed
     // stays), rather than store a whole index of pending chunks.
-    if (failure.permanent) throw util::Failure("embedding with model '" + model + "': " + failure.message);
+    if (failure.permanent)
+      throw util::Failure("embedding with model '" + model + "': " + failure.message);
   }
   if (!report.failures.empty() && tally.first_error.empty()) {
     // A service that rejects one input (too long for it, say) names an index within the

@@ -20,10 +20,10 @@ namespace kasava::index {
 // What the writer stores for one window: one transaction.
 struct Batch {
   std::vector<store::FileRecord> records;
-  std::vector<std::vector<types::Chunk>> chunks;  // parallel to records
+  std::vector<std::vector<types::Chunk>> chunks;             // parallel to records
   std::vector<std::vector<store::QuantizedVector>> vectors;  // parallel to records
   std::vector<store::PackedTexts> texts;                     // parallel to records
-  std::vector<store::FileRecord> stats;           // touched files: new stat data only
+  std::vector<store::FileRecord> stats;                      // touched files: new stat data only
 };
 
 // Rolls back on scope exit unless committed, so an exception never leaves a transaction open.

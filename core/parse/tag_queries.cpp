@@ -131,8 +131,8 @@ bool captures_chunked_definition(std::string_view pattern) {
        at = pattern.find(k_prefix, at + 1)) {
     const std::size_t begin = at + k_prefix.size();
     std::size_t end = begin;
-    while (end < pattern.size() && (std::isalnum(static_cast<unsigned char>(pattern[end])) ||
-                                    pattern[end] == '_')) {
+    while (end < pattern.size() &&
+           (std::isalnum(static_cast<unsigned char>(pattern[end])) || pattern[end] == '_')) {
       ++end;
     }
     if (normalise_kind(pattern.substr(begin, end - begin))) return true;
@@ -335,8 +335,8 @@ bool read_start_names(std::string_view query, std::size_t at, std::vector<StartN
       if (!read_start_names(query, at, names)) return false;
       at = skip_space(skip_element(at));
       // The alternative's captures and quantifier.
-      while (at < query.size() && (query[at] == '@' || query[at] == '*' || query[at] == '+' ||
-                                   query[at] == '?')) {
+      while (at < query.size() &&
+             (query[at] == '@' || query[at] == '*' || query[at] == '+' || query[at] == '?')) {
         ++at;
         while (at < query.size() && (std::isalnum(static_cast<unsigned char>(query[at])) ||
                                      query[at] == '_' || query[at] == '.' || query[at] == '-')) {
@@ -359,8 +359,7 @@ bool read_start_names(std::string_view query, std::size_t at, std::vector<StartN
 // k_starts_preamble: such a node is its own capture. Empty when some pattern is not rooted
 // (a sequence of siblings), or its start cannot be read: the whole tree must be searched.
 std::vector<std::uint8_t> start_symbols(const TSLanguage* language, const TSQuery* query,
-                                        std::string_view source,
-                                        const std::vector<bool>& enabled,
+                                        std::string_view source, const std::vector<bool>& enabled,
                                         const std::vector<CaptureInfo>& captures) {
   std::vector<std::uint8_t> starts(ts_language_symbol_count(language), 0);
   const std::uint32_t capture_count = ts_query_capture_count(query);
@@ -506,6 +505,5 @@ const LanguageState& shared_language_state(const LanguageSpec& spec) {
   std::call_once(entry->compiled, [&] { entry->state = load_language(spec, nullptr); });
   return entry->state;
 }
-
 
 }  // namespace kasava::parse
