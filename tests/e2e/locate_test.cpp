@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "tests/e2e/fixtures.hpp"
 #include "tests/e2e/harness.hpp"
 #include "tests/e2e/unprivileged.hpp"
 
@@ -39,9 +40,7 @@ void check_error(const RunResult& run) {
 TEST_CASE(
     "ask: from a subdirectory, finds the index by walking up; paths stay relative to the root") {
   FixtureRepo repo;
-  write_sample_project(repo);
-  repo.commit_all("sample");
-  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  index_sample_project(repo);
   RunOptions deep;
   deep.cwd = repo.path("src/main/java/com");
   check_found_parse_config(repo.kasava({"ask", k_query, "--json"}, deep));
@@ -98,13 +97,11 @@ TEST_CASE("locate: --index naming a missing file is an error that says to run ka
 
 TEST_CASE("ask: a copy of index.db works alone, without the source tree") {
   TempDir artifacts("artifact");
-  const std::string copy = artifacts / "index.db";
+  std::string copy;
   {
     FixtureRepo repo;
-    write_sample_project(repo);
-    repo.commit_all("sample");
-    REQUIRE(repo.kasava({"index"}).exit_code == 0);
-    fs::copy_file(repo.index_path(), copy);
+    index_sample_project(repo);
+    copy = copy_index(repo, artifacts);
   }  // the repository is gone now
 
   RunOptions options;
@@ -129,25 +126,16 @@ TEST_CASE("ask: a copy of index.db works alone, without the source tree") {
 
 TEST_CASE("ask: a copy of index.db in a read-only folder works while the source tree exists") {
   FixtureRepo repo;
-  write_sample_project(repo);
-  repo.commit_all("sample");
-  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  index_sample_project(repo);
   TempDir artifacts("readonly");
-  const std::string copy = artifacts / "index.db";
-  fs::copy_file(repo.index_path(), copy);
+  const std::string copy = copy_index(repo, artifacts);
   // Read-only to its reader: as root (whom permissions do not stop) the reader is nobody.
   open_to_others(repo.root());
-  const auto read = fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read;
-  const auto enter = fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec;
-  fs::permissions(copy, read);
-  fs::permissions(artifacts.path(), read | enter);
+  make_read_only(copy, artifacts.path());
   // The source changed since: ask would like to refresh, cannot write, and answers anyway.
   repo.append("src/cli.py", "\n# touched\n");
-  const UnprivilegedHome home;
-  RunOptions options;
-  options.cwd = repo.root();
-  const RunResult run =
-      run_kasava_unprivileged(home, {"--index", copy, "ask", k_query, "--json"}, options);
+  const UnprivilegedReader reader(repo.root());
+  const RunResult run = reader.run({"--index", copy, "ask", k_query, "--json"});
   check_found_parse_config(run);
   // At most a warning, never an error, and nothing left beside the copy.
   CHECK(run.err.find("kasava: error") == std::string::npos);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "tests/e2e/fixtures.hpp"
 #include "tests/e2e/harness.hpp"
 #include "tests/e2e/unprivileged.hpp"
 
@@ -33,42 +34,34 @@ void check_no_error(const RunResult& run) {
 
 TEST_CASE("read-only index: another user's index in a folder they cannot write is read as it is") {
   FixtureRepo repo;
-  write_sample_project(repo);
-  repo.commit_all("sample");
-  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  index_sample_project(repo);
   const std::string index = repo.index_path();
   check_no_companions(index);
   open_to_others(repo.root());
   if (!running_as_root()) {
     // The owner is the reader: take the write permissions away instead.
-    fs::permissions(index, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
-    fs::permissions(repo.path(".kasava"), fs::perms::owner_read | fs::perms::owner_exec |
-                                              fs::perms::group_read | fs::perms::group_exec |
-                                              fs::perms::others_read | fs::perms::others_exec);
+    make_read_only(index, repo.path(".kasava"));
   }
   // An unstaged edit: the reader's `ask` would refresh the index, and cannot.
   repo.append("internal/config/config.go", "\n// touched by the owner\n");
-  const UnprivilegedHome home;
-  RunOptions in_repo;
-  in_repo.cwd = repo.root();
+  const UnprivilegedReader reader(repo.root());
 
-  const RunResult ask =
-      run_kasava_unprivileged(home, {"--index", index, "ask", "parseConfig", "--json"}, in_repo);
+  const RunResult ask = reader.run({"--index", index, "ask", "parseConfig", "--json"});
   INFO(describe(ask));
   REQUIRE(ask.exit_code == 0);
   CHECK(parse_json_output(ask.out)["results"][0]["symbol"].as_string() == "parseConfig");
   check_no_error(ask);
   check_no_companions(index);
 
-  const RunResult no_refresh = run_kasava_unprivileged(
-      home, {"--index", index, "ask", "parseConfig", "--json", "--no-refresh"}, in_repo);
+  const RunResult no_refresh =
+      reader.run({"--index", index, "ask", "parseConfig", "--json", "--no-refresh"});
   INFO(describe(no_refresh));
   REQUIRE(no_refresh.exit_code == 0);
   CHECK(no_refresh.err.empty());
   check_no_companions(index);
 
   // Found by walking up from the repository, too.
-  const RunResult status = run_kasava_unprivileged(home, {"status", "--json"}, in_repo);
+  const RunResult status = reader.run({"status", "--json"});
   INFO(describe(status));
   REQUIRE(status.exit_code == 0);
   const JsonValue document = parse_json_output(status.out);
@@ -77,7 +70,7 @@ TEST_CASE("read-only index: another user's index in a folder they cannot write i
   check_no_error(status);
   check_no_companions(index);
 
-  const RunResult verify = run_kasava_unprivileged(home, {"verify", "--json"}, in_repo);
+  const RunResult verify = reader.run({"verify", "--json"});
   INFO(describe(verify));
   REQUIRE(verify.exit_code == 0);
   const JsonValue report = parse_json_output(verify.out);
@@ -100,28 +93,21 @@ TEST_CASE("read-only index: another user's index in a folder they cannot write i
 
 TEST_CASE("read-only index: a copy in a read-only folder (0555, file 0444) is searched alone") {
   TempDir artifacts("artifact");
-  const std::string copy = artifacts / "index.db";
+  std::string copy;
   {
     FixtureRepo repo;
-    write_sample_project(repo);
-    repo.commit_all("sample");
-    REQUIRE(repo.kasava({"index"}).exit_code == 0);
-    fs::copy_file(repo.index_path(), copy);
+    index_sample_project(repo);
+    copy = copy_index(repo, artifacts);
   }
-  const auto read_only = fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read;
-  const auto exec = fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec;
-  fs::permissions(copy, read_only);
-  fs::permissions(artifacts.path(), read_only | exec);
-  const UnprivilegedHome home;
-  RunOptions options;
-  options.cwd = artifacts.path();
+  make_read_only(copy, artifacts.path());
+  const UnprivilegedReader reader(artifacts.path());
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{"ask", "parseConfig", "--json"},
         std::vector<std::string>{"status", "--json"},
         std::vector<std::string>{"verify", "--json"}}) {
     std::vector<std::string> args = {"--index", copy};
     args.insert(args.end(), command.begin(), command.end());
-    const RunResult run = run_kasava_unprivileged(home, args, options);
+    const RunResult run = reader.run(args);
     INFO(describe(run));
     CHECK(run.exit_code == 0);
     CHECK(run.err.empty());
@@ -132,30 +118,25 @@ TEST_CASE("read-only index: a copy in a read-only folder (0555, file 0444) is se
 
 TEST_CASE("read-only index: in a folder anyone may write, a reader leaves nothing of its own") {
   FixtureRepo repo;
-  write_sample_project(repo);
-  repo.commit_all("sample");
-  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  index_sample_project(repo);
   open_to_others(repo.root());
   // A shared folder (like /tmp) holding the owner's index, which only the owner may write.
   TempDir shared("shared");
   fs::permissions(shared.path(), fs::perms::all | fs::perms::sticky_bit);
-  const std::string index = shared / "index.db";
-  fs::copy_file(repo.index_path(), index);
+  const std::string index = copy_index(repo, shared);
   fs::permissions(index, running_as_root() ? fs::perms::owner_read | fs::perms::owner_write |
                                                  fs::perms::group_read | fs::perms::others_read
                                            : fs::perms::owner_read | fs::perms::group_read |
                                                  fs::perms::others_read);
   repo.append("internal/config/config.go", "\n// touched by the owner\n");
-  const UnprivilegedHome home;
-  RunOptions in_repo;
-  in_repo.cwd = repo.root();
+  const UnprivilegedReader reader(repo.root());
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{"ask", "parseConfig", "--json"},
         std::vector<std::string>{"status", "--json"},
         std::vector<std::string>{"verify", "--json"}}) {
     std::vector<std::string> args = {"--index", index};
     args.insert(args.end(), command.begin(), command.end());
-    const RunResult run = run_kasava_unprivileged(home, args, in_repo);
+    const RunResult run = reader.run(args);
     INFO(describe(run));
     CHECK(run.exit_code == 0);
     check_no_error(run);

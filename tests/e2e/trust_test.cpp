@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "tests/e2e/fixtures.hpp"
 #include "tests/e2e/harness.hpp"
 
 using namespace kasava::e2e;
@@ -97,9 +98,7 @@ std::string read_call(const std::string& path) {
 TEST_CASE(
     "trust: an index whose recorded root was edited to '/' reads and indexes nothing outside") {
   FixtureRepo repo;
-  write_sample_project(repo);
-  repo.commit_all("sample");
-  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  index_sample_project(repo);
   sqlite3_exec(repo.index_path(), "UPDATE meta SET value='/' WHERE key='root'");
   repo.write("src/fresh_after_edit.py", "def aardwolf_fresh_marker():\n    return 1\n");
   TempDir scratch("trust-root");
@@ -148,9 +147,7 @@ TEST_CASE(
   victim.commit_all("private");
 
   FixtureRepo crafted;
-  write_sample_project(crafted);
-  crafted.commit_all("sample");
-  REQUIRE(crafted.kasava({"index"}).exit_code == 0);
+  index_sample_project(crafted);
   // It also names a remote model: kasava must not call it with the user's key on its say.
   sqlite3_exec(
       crafted.index_path(),
@@ -218,12 +215,9 @@ TEST_CASE(
 
 TEST_CASE("trust: --index copied elsewhere (a CI artifact) answers from the file alone") {
   FixtureRepo repo;
-  write_sample_project(repo);
-  repo.commit_all("sample");
-  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  index_sample_project(repo);
   TempDir artifacts("trust-artifact");
-  const std::string copy = artifacts / "index.db";
-  fs::copy_file(repo.index_path(), copy);
+  const std::string copy = copy_index(repo, artifacts);
   repo.write("src/after_copy.py", "def narwhal_after_copy():\n    return 1\n");
   const std::string before = slurp(copy);
 
@@ -316,9 +310,7 @@ TEST_CASE("trust: read_file_range serves only files the index would index") {
 
 TEST_CASE("trust: a stored size limit that is not a plain number is the default limit") {
   FixtureRepo repo;
-  write_sample_project(repo);
-  repo.commit_all("sample");
-  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  index_sample_project(repo);
   // std::stoull took "-1" as 2^64 - 1: no limit at all.
   sqlite3_exec(repo.index_path(), "UPDATE meta SET value='-1' WHERE key='max_file_size'");
   std::string large = "def quetzal_in_a_large_file():\n    return 1\n";

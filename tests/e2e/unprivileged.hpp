@@ -66,4 +66,18 @@ inline RunResult run_kasava_unprivileged(const UnprivilegedHome& home,
   return result;
 }
 
+/// An unprivileged user with a HOME of their own running kasava from `cwd` (see
+/// run_kasava_unprivileged).
+class UnprivilegedReader {
+public:
+  explicit UnprivilegedReader(const std::string& cwd) { m_options.cwd = cwd; }
+  RunResult run(const std::vector<std::string>& args) const {
+    return run_kasava_unprivileged(m_home, args, m_options);
+  }
+
+private:
+  UnprivilegedHome m_home;
+  RunOptions m_options;
+};
+
 }  // namespace kasava::e2e
