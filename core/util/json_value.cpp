@@ -444,7 +444,7 @@ Error retell(std::string_view text, const SyntaxError& error) {
     return at(token_start, "unterminated string");
   if (is("invalid string: '\\u' must be followed")) {
     std::size_t u = failed - 1;  // the 'u' before the hex digits read so far
-    while (text[u] != 'u') --u;
+    while (u > 0 && text[u] != 'u') --u;
     if (u + 5 > text.size()) return at(text.size(), "unexpected end of input in a \\u escape");
     return at(failed, "invalid hex digit " + describe_char(text[failed]) + " in a \\u escape");
   }
