@@ -44,6 +44,9 @@ add_library(kasava_zstd INTERFACE)
 target_include_directories(kasava_zstd SYSTEM INTERFACE ${KASAVA_ZSTD_INCLUDE})
 target_link_libraries(kasava_zstd INTERFACE ${KASAVA_STATIC_ZSTD})
 
+# nlohmann-json (header only): reads and escapes JSON in core/util/json*.cpp only.
+find_package(nlohmann_json 3 REQUIRED)
+
 find_path(KASAVA_SQLITE_INCLUDE sqlite3.h REQUIRED)
 find_library(KASAVA_STATIC_SQLITE NAMES libsqlite3.a REQUIRED)
 add_library(kasava_sqlite INTERFACE)

@@ -1,39 +1,21 @@
-// Minimal JSON writer: see json.hpp.
+// The JSON writer of json.hpp: commas and nesting here, string escaping by nlohmann-json,
+// numbers printed as kasava always has (%.6g for scores and timings).
 #include "core/util/json.hpp"
 
 #include <cmath>
 #include <cstdio>
+
+#include <nlohmann/json.hpp>
 
 #include "core/util/strings.hpp"
 
 namespace kasava::util {
 
 std::string json_quote(std::string_view raw) {
-  const std::string text = is_valid_utf8(raw) ? std::string(raw) : to_valid_utf8(raw);
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '"';
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(c));
-          out += buffer;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
+  // Invalid bytes are replaced here, one U+FFFD each: nlohmann's own replacement puts one
+  // U+FFFD per invalid sequence, and the text kasava prints must not change.
+  const nlohmann::json text = is_valid_utf8(raw) ? std::string(raw) : to_valid_utf8(raw);
+  return text.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void JsonWriter::before_value() {
@@ -117,4 +99,4 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
-} // namespace kasava::util
+}  // namespace kasava::util

@@ -1,5 +1,5 @@
-// A minimal streaming JSON writer for --json output (valid UTF-8 guaranteed: invalid bytes in
-// source text become U+FFFD).
+// A minimal streaming JSON writer for --json output (strings escaped by nlohmann-json; valid
+// UTF-8 guaranteed: invalid bytes in source text become U+FFFD).
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,14 @@
-// The JSON reader of json_value.hpp: a recursive-descent parser over the bytes of the
-// document (depth-bounded), and the accessors and serializer of JsonValue.
+// The JSON reader of json_value.hpp: nlohmann-json's SAX parser builds the JsonValue tree
+// (depth-bounded), and its errors are told in kasava's words; then the accessors and the
+// serializer of JsonValue.
 #include "core/util/json_value.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <system_error>
+
+#include <nlohmann/json.hpp>
 
 #include "core/util/json.hpp"
 
@@ -60,53 +62,6 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-void append_utf8(std::string& out, std::uint32_t code_point) {
-  if (code_point < 0x80) {
-    out += static_cast<char>(code_point);
-  } else if (code_point < 0x800) {
-    out += static_cast<char>(0xC0 | (code_point >> 6));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else if (code_point < 0x10000) {
-    out += static_cast<char>(0xE0 | (code_point >> 12));
-    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (code_point >> 18));
-    out += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  }
-}
-
-// Length of the valid UTF-8 sequence starting at text[i] (a non-ASCII lead byte), or 0 when
-// it is invalid: bad lead or continuation byte, truncated, overlong, surrogate, > U+10FFFF.
-std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  std::size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;  // allowed range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;   // overlong
-    if (lead == 0xED) high = 0x9F;  // surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;   // overlong
-    if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return length;
-}
-
 // A character as it should appear in an error message: 'x', or a byte in hex.
 std::string describe_char(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -114,40 +69,6 @@ std::string describe_char(char c) {
   char buffer[16];
   std::snprintf(buffer, sizeof buffer, "byte 0x%02X", u);
   return buffer;
-}
-
-// Decimal magnitude of a JSON number lexeme (the exponent of its leading digit), used to
-// tell overflow from underflow when conversion is out of range. Saturates on huge exponents.
-long long decimal_magnitude(std::string_view lexeme) {
-  std::size_t i = lexeme.empty() || lexeme[0] != '-' ? 0 : 1;
-  long long magnitude = 0;
-  bool found = false;
-  long long integer_digits = 0;
-  for (; i < lexeme.size() && is_digit(lexeme[i]); ++i) {
-    if (found || lexeme[i] != '0') {
-      found = true;
-      ++integer_digits;
-    }
-  }
-  if (found) {
-    magnitude = integer_digits - 1;
-  } else if (i < lexeme.size() && lexeme[i] == '.') {
-    long long zeros = 0;
-    for (++i; i < lexeme.size() && lexeme[i] == '0'; ++i) ++zeros;
-    magnitude = -(zeros + 1);
-  }
-  const auto e = lexeme.find_first_of("eE");
-  if (e != std::string_view::npos) {
-    std::size_t k = e + 1;
-    const bool negative = k < lexeme.size() && lexeme[k] == '-';
-    if (k < lexeme.size() && (lexeme[k] == '-' || lexeme[k] == '+')) ++k;
-    long long exponent = 0;
-    for (; k < lexeme.size() && is_digit(lexeme[k]); ++k) {
-      exponent = std::min<long long>(exponent * 10 + (lexeme[k] - '0'), 1'000'000'000LL);
-    }
-    magnitude += negative ? -exponent : exponent;
-  }
-  return magnitude;
 }
 
 }  // namespace
@@ -165,7 +86,6 @@ JsonValue::JsonValue(std::string_view text) : m_data(std::string(text)) {}
 JsonValue::JsonValue(const char* text) : m_data(std::string(text)) {}
 JsonValue::JsonValue(Array elements) : m_data(std::move(elements)) {}
 JsonValue::JsonValue(Object members) : m_data(std::move(members)) {}
-JsonValue::JsonValue(Number number) : m_data(number) {}
 
 std::optional<bool> JsonValue::get_bool() const {
   if (const bool* flag = std::get_if<bool>(&m_data)) return *flag;
@@ -327,339 +247,316 @@ bool operator==(const JsonValue& a, const JsonValue& b) {
 }
 
 // ---- Parser ----------------------------------------------------------------------------
+//
+// nlohmann-json reads the bytes: grammar, escapes, UTF-8 validation, numbers. Its SAX parser
+// keeps open arrays and objects on a heap stack, not the call stack, so a hostile document
+// cannot overflow the stack; the handler below builds the JsonValue tree from its events
+// (members in order, repeated keys kept) and refuses to open a container deeper than
+// max_depth. Three things nlohmann does differently are handled around it: a lone surrogate
+// escape is an error there and U+FFFD here; a NUL byte ends its input; and its error messages
+// are its own, so they are retold in kasava's words at the byte where the problem starts.
 
-/// Recursive descent over the document. Every parse_* function either consumes one value
-/// and returns true, or records the first error (message and offset) and returns false.
+namespace {
+
+bool is_hex(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// The code unit of the four hex digits at text[at], if they are four hex digits.
+std::optional<std::uint32_t> hex4(std::string_view text, std::size_t at) {
+  if (at + 4 > text.size() || !std::all_of(text.begin() + at, text.begin() + at + 4, is_hex))
+    return std::nullopt;
+  std::uint32_t unit = 0;
+  std::from_chars(text.data() + at, text.data() + at + 4, unit, 16);
+  return unit;
+}
+
+// `text`, or a copy in `storage` where every lone surrogate escape (\uD800 not followed by
+// \uDC00-\uDFFF, or such a low half alone) reads \uFFFD: UTF-8 cannot hold it, and U+FFFD is
+// what Go's and JavaScript's readers make of it. Same length, so error offsets still hold.
+std::string_view replace_lone_surrogates(std::string_view text, std::string& storage) {
+  if (text.find("\\uD") == std::string_view::npos && text.find("\\ud") == std::string_view::npos)
+    return text;
+  storage.assign(text);
+  bool in_string = false;
+  for (std::size_t i = 0; i < storage.size(); ++i) {
+    if (storage[i] == '"') {
+      in_string = !in_string;
+      continue;
+    }
+    if (!in_string || storage[i] != '\\') continue;
+    const std::size_t escape = i++;  // i: the escaped character
+    if (i >= storage.size() || storage[i] != 'u') continue;
+    const auto unit = hex4(storage, i + 1);
+    if (!unit) continue;  // a bad escape: nlohmann reports it
+    i += 4;               // the last hex digit
+    if (*unit < 0xD800 || *unit > 0xDFFF) continue;
+    if (*unit <= 0xDBFF && storage.compare(i + 1, 2, "\\u") == 0) {
+      const auto low = hex4(storage, i + 3);
+      if (!low) continue;  // a bad escape follows: nlohmann reports it
+      if (*low >= 0xDC00 && *low <= 0xDFFF) {
+        i += 6;  // a pair
+        continue;
+      }
+    }
+    storage.replace(escape, 6, "\\uFFFD");
+  }
+  return storage;
+}
+
+// Where the literal (true, false, null) that breaks off at `failed` starts, and its word.
+std::optional<std::pair<std::size_t, std::string_view>> literal_start(std::string_view text,
+                                                                      std::size_t failed) {
+  for (std::size_t length = 1; length <= 4 && length <= failed; ++length) {
+    const std::size_t start = failed - length;
+    const char c = text[start];
+    const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : c == 'n' ? "null" : "";
+    if (length < word.size() && word.substr(0, length) == text.substr(start, length))
+      return std::pair{start, word};
+  }
+  return std::nullopt;
+}
+
+// Where the UTF-8 sequence that turned out invalid at `failed` starts: at its lead byte when
+// `failed` is one of the continuation bytes that lead byte announced, else at `failed`.
+std::size_t utf8_sequence_start(std::string_view text, std::size_t failed) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  std::size_t lead = failed;
+  while (lead > 0 && failed - lead < 3 && (byte(lead - 1) & 0xC0) == 0x80) --lead;
+  if (lead == 0) return failed;
+  const unsigned char first = byte(lead - 1);
+  const std::size_t length = first >= 0xF0 ? 4 : first >= 0xE0 ? 3 : 2;
+  return first >= 0xC2 && first <= 0xF4 && lead - 1 + length > failed ? lead - 1 : failed;
+}
+
+// The offset of the bracket that opens level max_depth + 1 (the one the handler refused).
+std::size_t too_deep_offset(std::string_view text, std::size_t max_depth) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      i += c == '\\' ? 1 : 0;  // an escaped character, perhaps a quote
+      in_string = c != '"';
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return text.size();
+}
+
+// An error as nlohmann's SAX parser reports it.
+struct SyntaxError {
+  std::size_t position = 0;  ///< bytes read, the end of input counting as one
+  std::string token;         ///< the last token's text (exact for strings and numbers)
+  int id = 0;                ///< 101: syntax, 406: number out of range
+  std::string what;          ///< "… syntax error while parsing CONTEXT - DETAIL[; expected X]"
+};
+
+// nlohmann says "syntax error while parsing object separator - unexpected number literal;
+// expected ':'" after the token it read; kasava says "unexpected '1', expected ':' after an
+// object key" at the byte where the token starts.
+Error retell(std::string_view text, const SyntaxError& error) {
+  const auto at = [](std::size_t offset, const std::string& message) {
+    return Error{"invalid JSON at byte " + std::to_string(offset) + ": " + message};
+  };
+  const auto unexpected = [&](std::size_t offset) {
+    return offset < text.size() ? "unexpected " + describe_char(text[offset])
+                                : std::string("unexpected end of input");
+  };
+  const std::size_t end = std::clamp<std::size_t>(error.position, 1, text.size() + 1);
+  const std::size_t failed = end - 1;  // the byte the lexer stopped at (text.size(): the end)
+  // The last token's bytes end at `stop` (the end of input is not one); nlohmann spells a
+  // control byte "<U+000A>" there, and only the byte it stopped at can be one.
+  const std::size_t stop = std::min(end, text.size());
+  std::size_t token_length = error.token.size();
+  if (failed < text.size() && static_cast<unsigned char>(text[failed]) < 0x20 && token_length >= 8)
+    token_length -= 7;
+  const std::size_t token_start = stop - std::min(stop, token_length);
+  if (error.id == 406) return at(token_start, "number out of range");
+
+  const std::string_view what = error.what;
+  const auto parsing = what.find("while parsing ");
+  const auto dash = what.find(" - ", parsing);
+  if (parsing == std::string_view::npos || dash == std::string_view::npos)
+    return at(failed, error.what);
+  const std::string_view context = what.substr(parsing + 14, dash - parsing - 14);
+  const std::string_view detail = what.substr(dash + 3);
+  const bool after_document = detail.ends_with("; expected end of input");
+  const char* expected = context == "object key"         ? "a string key in an object"
+                         : context == "object separator" ? "':' after an object key"
+                         : context == "array"            ? "',' or ']' in an array"
+                         : context == "object"           ? "',' or '}' in an object"
+                                                         : "a value";
+  // "01" reads as the number 0, then a number starting at 1.
+  const auto after_zero = [&](std::size_t offset) {
+    return offset > 0 && offset < text.size() && is_digit(text[offset - 1]) &&
+           is_digit(text[offset]);
+  };
+  const auto misplaced = [&](std::size_t offset) {
+    if (after_document) return at(offset, unexpected(offset) + " after the document");
+    return at(offset, unexpected(offset) + ", expected " + expected);
+  };
+
+  if (detail.starts_with("unexpected ")) {  // a whole token, in the wrong place
+    const std::string_view token = detail.substr(11, detail.find(';') - 11);
+    std::size_t offset = failed;  // one-byte tokens and the end of input
+    if (token == "string literal" || token == "number literal") offset = token_start;
+    if (token == "true literal" || token == "null literal")
+      offset = end - std::min<std::size_t>(end, 4);
+    if (token == "false literal") offset = end - std::min<std::size_t>(end, 5);
+    if (token == "number literal" && after_zero(offset))
+      return at(offset, "leading zero in a number");
+    const auto comma_before = [&] {
+      const auto before =
+          offset == 0 ? std::string_view::npos : text.find_last_not_of(" \t\r\n", offset - 1);
+      return before != std::string_view::npos && text[before] == ',';
+    };
+    if (token == "']'" && context == "value" && !after_document && comma_before())
+      return at(offset, "trailing comma in an array");
+    if (token == "'}'" && context == "object key") return at(offset, "trailing comma in an object");
+    return misplaced(offset);
+  }
+
+  const std::string_view message = detail.substr(0, detail.find("; last read: '"));
+  const auto is = [&](std::string_view prefix) { return message.starts_with(prefix); };
+  if (is("invalid literal")) {
+    const auto literal = literal_start(text, failed);
+    if (!literal) return misplaced(failed);
+    if (context != "value" || after_document) return misplaced(literal->first);
+    return at(literal->first, "invalid literal, expected '" + std::string(literal->second) + "'");
+  }
+  if (is("invalid BOM")) return misplaced(0);
+  // A string or number where a separator or the end belongs: the token is what is wrong.
+  const bool separator_due = after_document || (context != "value" && context != "object key");
+  if ((separator_due && is("invalid string")) ||
+      ((separator_due || context == "object key") && is("invalid number")))
+    return after_zero(token_start) ? at(token_start, "leading zero in a number")
+                                   : misplaced(token_start);
+  if (is("invalid string: ill-formed UTF-8"))
+    return at(utf8_sequence_start(text, failed), "invalid UTF-8 in a string");
+  if (is("invalid string: missing closing quote") ||
+      (is("invalid string: forbidden character after backslash") && failed >= text.size()))
+    return at(token_start, "unterminated string");
+  if (is("invalid string: '\\u' must be followed")) {
+    std::size_t u = failed - 1;  // the 'u' before the hex digits read so far
+    while (u > 0 && text[u] != 'u') --u;
+    if (u + 5 > text.size()) return at(text.size(), "unexpected end of input in a \\u escape");
+    return at(failed, "invalid hex digit " + describe_char(text[failed]) + " in a \\u escape");
+  }
+  if (failed < text.size()) {
+    if (is("invalid string: control character"))
+      return at(failed, "control character " + describe_char(text[failed]) +
+                            " in a string (must be escaped)");
+    if (is("invalid string: forbidden character after backslash"))
+      return at(failed, "invalid escape '\\" + std::string(1, text[failed]) + "' in a string");
+  }
+  if (is("invalid number; expected digit after '-'"))
+    return at(failed, unexpected(failed) + ", expected a digit");
+  if (is("invalid number; expected digit after '.'"))
+    return at(failed, unexpected(failed) + ", expected a digit after '.'");
+  if (is("invalid number"))
+    return at(failed, unexpected(failed) + ", expected a digit in the exponent");
+  return at(failed, std::string(message));
+}
+
+}  // namespace
+
+/// The SAX handler nlohmann's parser calls: builds the tree, bounds the depth, keeps the error.
 class JsonParser {
 public:
-  JsonParser(std::string_view text, const JsonParseOptions& options)
-      : m_text(text), m_max_depth(options.max_depth) {}
+  explicit JsonParser(std::size_t max_depth) : m_max_depth(max_depth) {}
 
-  Result<JsonValue> parse_document() {
-    if (m_text.substr(0, 3) == "\xEF\xBB\xBF") m_pos = 3;  // byte-order mark
-    JsonValue value;
-    skip_whitespace();
-    if (!parse_value(value, 0)) return error();
-    skip_whitespace();
-    if (m_pos < m_text.size()) {
-      fail("unexpected " + describe_char(m_text[m_pos]) + " after the document");
-      return error();
+  bool null() { return add(JsonValue()); }
+  bool boolean(bool flag) { return add(JsonValue(flag)); }
+  bool number_integer(std::int64_t number) { return add(JsonValue(number)); }
+  bool number_unsigned(std::uint64_t number) {
+    if (number <= static_cast<std::uint64_t>(INT64_MAX))
+      return add(JsonValue(static_cast<std::int64_t>(number)));
+    return add(JsonValue(static_cast<double>(number)));  // beyond int64: no longer exact
+  }
+  bool number_float(double number, const std::string& /*lexeme*/) { return add(JsonValue(number)); }
+  bool string(std::string& text) { return add(JsonValue(std::move(text))); }
+  bool binary(nlohmann::json::binary_t& /*bytes*/) { return false; }  // not in JSON text
+  bool start_object(std::size_t /*unknown size*/) { return open(true); }
+  bool key(std::string& name) {
+    m_open.back().key = std::move(name);
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool start_array(std::size_t /*unknown size*/) { return open(false); }
+  bool end_array() { return close(); }
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::detail::exception& error) {
+    m_error = SyntaxError{position, token, error.id, error.what()};
+    return false;
+  }
+
+  Result<JsonValue> parse(std::string_view text) {
+    std::string repaired;
+    const std::string_view input = replace_lone_surrogates(text, repaired);
+    if (nlohmann::json::sax_parse(input.data(), input.data() + input.size(), this)) {
+      // nlohmann stops at a NUL byte as at the end; for RFC 8259 it is one byte too many.
+      if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+        return Error{"invalid JSON at byte " + std::to_string(nul) +
+                     ": unexpected byte 0x00 after the document"};
+      return std::move(m_root);
     }
-    return value;
+    if (m_too_deep)
+      return Error{"invalid JSON at byte " + std::to_string(too_deep_offset(text, m_max_depth)) +
+                   ": nesting deeper than " + std::to_string(m_max_depth) + " levels"};
+    return retell(text, m_error);
   }
 
 private:
-  Error error() const {
-    return Error{"invalid JSON at byte " + std::to_string(m_error_offset) + ": " + m_error};
-  }
-
-  bool fail(std::string message) { return fail_at(m_pos, std::move(message)); }
-  bool fail_at(std::size_t offset, std::string message) {
-    m_error = std::move(message);
-    m_error_offset = offset;
-    return false;
-  }
-  bool fail_unexpected(const char* expected) {
-    if (m_pos >= m_text.size())
-      return fail(std::string("unexpected end of input, expected ") + expected);
-    return fail("unexpected " + describe_char(m_text[m_pos]) + ", expected " + expected);
-  }
-
-  bool at_end() const { return m_pos >= m_text.size(); }
-  char peek() const { return m_text[m_pos]; }
-
-  void skip_whitespace() {
-    while (m_pos < m_text.size()) {
-      const char c = m_text[m_pos];
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-      ++m_pos;
-    }
-  }
-
-  bool parse_value(JsonValue& out, std::size_t depth) {
-    if (at_end()) return fail_unexpected("a value");
-    switch (peek()) {
-      case '{':
-        return parse_object(out, depth + 1);
-      case '[':
-        return parse_array(out, depth + 1);
-      case '"': {
-        std::string text;
-        if (!parse_string(text)) return false;
-        out = JsonValue(std::move(text));
-        return true;
-      }
-      case 't':
-        return parse_literal("true", JsonValue(true), out);
-      case 'f':
-        return parse_literal("false", JsonValue(false), out);
-      case 'n':
-        return parse_literal("null", JsonValue(), out);
-      default:
-        if (peek() == '-' || is_digit(peek())) return parse_number(out);
-        return fail_unexpected("a value");
-    }
-  }
-
-  bool parse_literal(std::string_view word, JsonValue value, JsonValue& out) {
-    if (m_text.substr(m_pos, word.size()) != word) {
-      return fail("invalid literal, expected '" + std::string(word) + "'");
-    }
-    m_pos += word.size();
-    out = std::move(value);
-    return true;
-  }
-
-  bool enter(std::size_t depth) {
-    if (depth > m_max_depth) {
-      return fail("nesting deeper than " + std::to_string(m_max_depth) + " levels");
-    }
-    ++m_pos;  // the opening bracket
-    skip_whitespace();
-    return true;
-  }
-
-  bool parse_array(JsonValue& out, std::size_t depth) {
-    if (!enter(depth)) return false;
+  // An array or object being read, with the key of the member whose value comes next.
+  struct Open {
+    bool is_object = false;
     JsonValue::Array elements;
-    if (!at_end() && peek() == ']') {
-      ++m_pos;
-      out = JsonValue(std::move(elements));
-      return true;
-    }
-    while (true) {
-      JsonValue element;
-      if (!parse_value(element, depth)) return false;
-      elements.push_back(std::move(element));
-      skip_whitespace();
-      if (at_end()) return fail_unexpected("',' or ']' in an array");
-      if (peek() == ',') {
-        ++m_pos;
-        skip_whitespace();
-        if (!at_end() && peek() == ']') return fail("trailing comma in an array");
-        continue;
-      }
-      if (peek() == ']') {
-        ++m_pos;
-        out = JsonValue(std::move(elements));
-        return true;
-      }
-      return fail_unexpected("',' or ']' in an array");
-    }
-  }
-
-  bool parse_object(JsonValue& out, std::size_t depth) {
-    if (!enter(depth)) return false;
     JsonValue::Object members;
-    if (!at_end() && peek() == '}') {
-      ++m_pos;
-      out = JsonValue(std::move(members));
-      return true;
-    }
-    while (true) {
-      if (at_end() || peek() != '"') {
-        if (!at_end() && peek() == '}' && !members.empty())
-          return fail("trailing comma in an object");
-        return fail_unexpected("a string key in an object");
-      }
-      JsonValue::Member member;
-      if (!parse_string(member.key)) return false;
-      skip_whitespace();
-      if (at_end() || peek() != ':') return fail_unexpected("':' after an object key");
-      ++m_pos;
-      skip_whitespace();
-      if (!parse_value(member.value, depth)) return false;
-      members.push_back(std::move(member));
-      skip_whitespace();
-      if (at_end()) return fail_unexpected("',' or '}' in an object");
-      if (peek() == ',') {
-        ++m_pos;
-        skip_whitespace();
-        continue;
-      }
-      if (peek() == '}') {
-        ++m_pos;
-        out = JsonValue(std::move(members));
-        return true;
-      }
-      return fail_unexpected("',' or '}' in an object");
-    }
-  }
+    std::string key;
+  };
 
-  // Four hex digits at m_pos (after "\u"); advances past them.
-  bool parse_hex4(std::uint32_t& value) {
-    if (m_pos + 4 > m_text.size()) {
-      m_pos = m_text.size();
-      return fail("unexpected end of input in a \\u escape");
+  bool open(bool is_object) {
+    if (m_open.size() >= m_max_depth) {
+      m_too_deep = true;
+      return false;
     }
-    value = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = m_text[m_pos];
-      std::uint32_t digit = 0;
-      if (is_digit(c)) {
-        digit = static_cast<std::uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        digit = static_cast<std::uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        digit = static_cast<std::uint32_t>(c - 'A' + 10);
-      } else {
-        return fail("invalid hex digit " + describe_char(c) + " in a \\u escape");
-      }
-      value = value * 16 + digit;
-      ++m_pos;
-    }
+    m_open.push_back(Open{is_object, {}, {}, {}});
     return true;
   }
 
-  // After "\u": one code point, joining a surrogate pair written as two escapes. A lone
-  // surrogate (which UTF-8 cannot hold) becomes U+FFFD, as Go's and JavaScript's readers do.
-  bool parse_unicode_escape(std::string& out) {
-    std::uint32_t unit = 0;
-    if (!parse_hex4(unit)) return false;
-    if (unit >= 0xD800 && unit <= 0xDBFF) {
-      if (m_text.substr(m_pos, 2) == "\\u") {
-        const std::size_t saved = m_pos;
-        m_pos += 2;
-        std::uint32_t low = 0;
-        if (!parse_hex4(low)) return false;
-        if (low >= 0xDC00 && low <= 0xDFFF) {
-          append_utf8(out, 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00));
-          return true;
-        }
-        m_pos = saved;  // not a low surrogate: decode that escape on its own
-      }
-      append_utf8(out, 0xFFFD);
-      return true;
-    }
-    append_utf8(out, unit >= 0xDC00 && unit <= 0xDFFF ? 0xFFFD : unit);
-    return true;
+  bool close() {
+    Open done = std::move(m_open.back());
+    m_open.pop_back();
+    return done.is_object ? add(JsonValue(std::move(done.members)))
+                          : add(JsonValue(std::move(done.elements)));
   }
 
-  bool parse_string(std::string& out) {
-    const std::size_t start = m_pos;
-    ++m_pos;  // the opening quote
-    while (true) {
-      // Copy the run of plain bytes up to the next quote, backslash or special byte at once.
-      const std::size_t run_start = m_pos;
-      while (m_pos < m_text.size()) {
-        const auto u = static_cast<unsigned char>(m_text[m_pos]);
-        if (u == '"' || u == '\\' || u < 0x20 || u >= 0x80) break;
-        ++m_pos;
-      }
-      out.append(m_text.substr(run_start, m_pos - run_start));
-      if (at_end()) return fail_at(start, "unterminated string");
-      const auto u = static_cast<unsigned char>(peek());
-      if (u == '"') {
-        ++m_pos;
-        return true;
-      }
-      if (u < 0x20)
-        return fail("control character " + describe_char(peek()) +
-                    " in a string (must be escaped)");
-      if (u >= 0x80) {
-        const std::size_t length = utf8_sequence_length(m_text, m_pos);
-        if (length == 0) return fail("invalid UTF-8 in a string");
-        out.append(m_text.substr(m_pos, length));
-        m_pos += length;
-        continue;
-      }
-      // A backslash escape.
-      ++m_pos;
-      if (at_end()) return fail_at(start, "unterminated string");
-      const char escape = peek();
-      ++m_pos;
-      switch (escape) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u':
-          if (!parse_unicode_escape(out)) return false;
-          break;
-        default:
-          return fail_at(m_pos - 1,
-                         "invalid escape '\\" + std::string(1, escape) + "' in a string");
-      }
-    }
-  }
-
-  bool parse_number(JsonValue& out) {
-    const std::size_t start = m_pos;
-    if (peek() == '-') ++m_pos;
-    if (at_end() || !is_digit(peek())) return fail_unexpected("a digit");
-    if (peek() == '0') {
-      ++m_pos;
-      if (!at_end() && is_digit(peek())) return fail("leading zero in a number");
+  bool add(JsonValue value) {
+    if (m_open.empty()) {
+      m_root = std::move(value);
+    } else if (Open& parent = m_open.back(); parent.is_object) {
+      parent.members.push_back({std::move(parent.key), std::move(value)});
     } else {
-      while (!at_end() && is_digit(peek())) ++m_pos;
+      parent.elements.push_back(std::move(value));
     }
-    bool integral = true;
-    if (!at_end() && peek() == '.') {
-      integral = false;
-      ++m_pos;
-      if (at_end() || !is_digit(peek())) return fail_unexpected("a digit after '.'");
-      while (!at_end() && is_digit(peek())) ++m_pos;
-    }
-    if (!at_end() && (peek() == 'e' || peek() == 'E')) {
-      integral = false;
-      ++m_pos;
-      if (!at_end() && (peek() == '+' || peek() == '-')) ++m_pos;
-      if (at_end() || !is_digit(peek())) return fail_unexpected("a digit in the exponent");
-      while (!at_end() && is_digit(peek())) ++m_pos;
-    }
-    const std::string_view lexeme = m_text.substr(start, m_pos - start);
-    const char* first = lexeme.data();
-    const char* last = lexeme.data() + lexeme.size();
-
-    JsonValue::Number number;
-    if (integral) {  // exact, even where a double is not
-      std::int64_t integer = 0;
-      const auto [end, error] = std::from_chars(first, last, integer);
-      if (error == std::errc() && end == last) number.integer = integer;
-    }
-    double value = 0.0;
-    const auto [end, error] = std::from_chars(first, last, value);
-    if (error == std::errc::result_out_of_range) {
-      if (decimal_magnitude(lexeme) >= 0) return fail_at(start, "number out of range");
-      value = lexeme[0] == '-' ? -0.0 : 0.0;  // underflow: as close to zero as it gets
-    } else if (error != std::errc() || end != last) {
-      return fail_at(start, "invalid number");
-    }
-    number.value = value;
-    if (!number.integer) number.integer = exact_integer(value);
-    out = JsonValue(number);
     return true;
   }
 
-  std::string_view m_text;
-  std::size_t m_pos = 0;
   std::size_t m_max_depth;
-  std::string m_error;
-  std::size_t m_error_offset = 0;
+  std::vector<Open> m_open;
+  JsonValue m_root;
+  bool m_too_deep = false;
+  SyntaxError m_error;
 };
 
 Result<JsonValue> parse_json(std::string_view text, const JsonParseOptions& options) {
-  return JsonParser(text, options).parse_document();
+  return JsonParser(options.max_depth).parse(text);
 }
 
 }  // namespace kasava::util

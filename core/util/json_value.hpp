@@ -1,5 +1,6 @@
-// A small JSON reader: parses a document (RFC 8259) into a JsonValue tree, for tests, the MCP
-// server and HTTP clients. Strict about the grammar, bounded in depth, errors with a byte offset.
+// The JSON reader: parses a document (RFC 8259) into a JsonValue tree, for tests, the MCP
+// server and HTTP clients, with nlohmann-json underneath (json_value.cpp). Strict about the
+// grammar, bounded in depth, errors with a byte offset.
 #pragma once
 
 #include <cstddef>
@@ -96,8 +97,6 @@ private:
     double value = 0.0;
     std::optional<std::int64_t> integer;  ///< set when the number is an exact int64
   };
-  friend class JsonParser;
-  explicit JsonValue(Number number);
   void dump_to(std::string& out) const;
 
   // Alternatives in the order of JsonType.

@@ -1,5 +1,6 @@
-// Fuzzes the JSON parser (core/util/json_value) that reads responses of remote providers and
-// MCP requests: any bytes must give a value or an error, and a value must round-trip.
+// Fuzzes the JSON reader (core/util/json_value: nlohmann-json and our handler) that reads
+// responses of remote providers and MCP requests: any bytes must give a value or an error,
+// and a value must round-trip.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>

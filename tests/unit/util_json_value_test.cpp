@@ -187,6 +187,34 @@ TEST_CASE("util::parse_json errors name the byte offset and the problem") {
         "invalid JSON at byte 1: unexpected byte 0x00 after the document");
 }
 
+TEST_CASE("util::parse_json names the first byte out of place") {
+  // A token where a separator or the end belongs is the error, not what is wrong inside it.
+  CHECK(parse_error("[1 \"a\xFF\"]") ==
+        "invalid JSON at byte 3: unexpected '\"', expected ',' or ']' in an array");
+  CHECK(parse_error("[1 -]") ==
+        "invalid JSON at byte 3: unexpected '-', expected ',' or ']' in an array");
+  CHECK(parse_error("{-1:2}") ==
+        "invalid JSON at byte 1: unexpected '-', expected a string key in an object");
+  CHECK(parse_error("truex") == "invalid JSON at byte 4: unexpected 'x' after the document");
+  CHECK(parse_error("[1]]") == "invalid JSON at byte 3: unexpected ']' after the document");
+  CHECK(parse_error("]") == "invalid JSON at byte 0: unexpected ']', expected a value");
+  CHECK(parse_error("09e") == "invalid JSON at byte 1: leading zero in a number");
+  // An invalid UTF-8 sequence is named at its first byte, a cut-off escape at the end.
+  CHECK(parse_error("\"\xE2\x82\"") == "invalid JSON at byte 1: invalid UTF-8 in a string");
+  CHECK(parse_error("\"\\uD\xDB") ==
+        "invalid JSON at byte 5: unexpected end of input in a \\u escape");
+  // A NUL byte ends nothing: what follows the document is still after it.
+  CHECK(parse_error(std::string_view("{}\0{}", 5)) ==
+        "invalid JSON at byte 2: unexpected byte 0x00 after the document");
+}
+
+TEST_CASE("util::parse_json replaces lone surrogates in keys, not escaped backslashes") {
+  CHECK(parse_ok(R"({"\uD800":1})").as_object()[0].key == "\xEF\xBF\xBD");
+  CHECK(parse_ok(R"("\\uD800")").as_string() == "\\uD800");  // a backslash, then text
+  CHECK(parse_ok(R"(["\udbff\udfff", "\udc00\ud800"])").dump() ==
+        "[\"\xF4\x8F\xBF\xBF\",\"\xEF\xBF\xBD\xEF\xBF\xBD\"]");
+}
+
 TEST_CASE("util::parse_json limits nesting depth instead of exhausting the stack") {
   JsonParseOptions options;
   options.max_depth = 3;
