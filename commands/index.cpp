@@ -15,9 +15,11 @@ namespace kasava::commands {
 
 namespace {
 
+// `cloned_into`: the clone of a URL target (its root), "" for a folder.
 std::string summary_json(const index::IndexSummary& summary, const std::string& root,
                          const std::string& index_path, const std::string& model,
-                         bool remote, bool dry_run, long requests) {
+                         bool remote, bool dry_run, long requests,
+                         const std::string& cloned_into) {
   util::JsonWriter json;
   json.begin_object();
   json.key("root").value(root);
@@ -37,6 +39,7 @@ std::string summary_json(const index::IndexSummary& summary, const std::string& 
   json.end_object();
   json.key("seconds").value(summary.seconds);
   json.key("dry_run").value(dry_run);
+  if (!cloned_into.empty()) json.key("cloned_into").value(cloned_into);
   if (remote) {
     const auto& e = summary.embedding;
     json.key("embedding").begin_object();
@@ -71,6 +74,12 @@ std::string embedding_line(const index::IndexSummary& summary, bool dry_run, lon
   return line;
 }
 
+// Where a URL was cloned, and how to ask it from anywhere.
+std::string clone_line(const std::string& clone, const std::string& url) {
+  return "cloned into " + clone + " (ask it with `kasava -C " + repo::redact_url(url) +
+         " ask QUESTION`)\n";
+}
+
 // A warning when chunks are left without vectors: they are searchable by words now and by
 // meaning after a later run.
 void report_pending(const index::IndexSummary& summary, Context& context) {
@@ -90,7 +99,7 @@ void report_pending(const index::IndexSummary& summary, Context& context) {
 // already holds (read only), and prints what would be indexed and sent. Nothing is written,
 // nothing is sent, no lock is taken.
 ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::Source& source,
-                   const std::string& index_path) {
+                   const std::string& index_path, const std::string& cloned_into) {
   // The index's current content, when it is one this run would keep (same model); else
   // an empty index in memory, as a rebuild would start from.
   std::unique_ptr<store::Store> store;
@@ -110,7 +119,7 @@ ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::S
   const bool remote = context.embedder().locality() == embed::Locality::remote;
   if (options.json) {
     context.output.out(summary_json(*summary, source.root(), index_path,
-                                    context.embedder().model_id(), remote, true, 0));
+                                    context.embedder().model_id(), remote, true, 0, cloned_into));
     return ExitStatus::success;
   }
   char line[256];
@@ -133,14 +142,21 @@ ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::S
 } // namespace
 
 ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
-  std::string path = options.target.empty() ? context.cwd : options.target;
-  if (repo::is_url(options.target)) {
-    const std::string destination = repo::clone_path_for(options.target, util::cache_directory());
+  if (!context.global.url.empty() && !options.target.empty()) {
+    throw util::Failure("-C '" + repo::redact_url(context.global.url) + "' and a target ('" +
+                        options.target + "'): give one of them");
+  }
+  // `kasava -C URL index` is `kasava index URL`.
+  const std::string& target = options.target.empty() ? context.global.url : options.target;
+  std::string path = target.empty() ? context.cwd : target;
+  const bool url = repo::is_url(target);
+  if (url) {
+    const std::string destination = repo::clone_path_for(target, util::cache_directory());
     if (context.output.shows_progress()) {
-      context.output.progress("cloning " + repo::redact_url(options.target) + " ...");
+      context.output.progress("cloning " + repo::redact_url(target) + " ...");
     }
     const bool cloned_before = std::filesystem::is_directory(destination);
-    auto cloned = repo::clone_or_fetch(options.target, destination);
+    auto cloned = repo::clone_or_fetch(target, destination);
     context.output.end_progress();
     if (!cloned && cloned_before) {
       // Offline or the host is down: the clone from last time is still worth indexing.
@@ -163,7 +179,9 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   // switches back), if it is this repository's own.
   context.adopt_index_model(index_path, root);
   context.embedder();  // a bad model fails before anything is written
-  if (options.dry_run) return run_dry(options, context, *source, index_path);
+  // Where a URL was cloned, said in the summary: the folder to ask it from.
+  const std::string cloned_into = url ? root : "";
+  if (options.dry_run) return run_dry(options, context, *source, index_path, cloned_into);
   // One writer at a time: a second `kasava index` on the same index waits for the first
   // (SQLite alone would interleave the two runs' batches and fail one with "database is
   // locked" after its busy timeout).
@@ -198,9 +216,10 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   report_pending(*summary, context);
   if (options.json) {
     context.output.out(summary_json(*summary, root, index_path, context.embedder().model_id(),
-                                    remote_embedder != nullptr, false, requests));
+                                    remote_embedder != nullptr, false, requests, cloned_into));
   } else {
     context.output.out(format_summary(*summary) + "\n");
+    if (!cloned_into.empty()) context.output.out(clone_line(cloned_into, target));
     if (remote_embedder != nullptr) {
       context.output.out(embedding_line(*summary, false, requests) + "\n");
     }
