@@ -96,7 +96,8 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava index                        # the repository you stand in\n"
        "  kasava index ~/src/project --json\n"
        "  kasava index --rev \"$CI_COMMIT_SHA\"  # a commit's tree, for CI\n"
-       "  kasava index https://host/org/repo   # clone, then index",
+       "  kasava index https://host/org/repo   # clone, then index\n"
+       "  kasava -C https://host/org/repo ask \"retry\"   # then ask that clone from anywhere",
        "Each chunk is stored with its vector from the built-in model, or from a remote one:\n"
        "  --model voyage:voyage-code-3   (VOYAGE_API_KEY; KASAVA_DIMENSIONS=256..2048)\n"
        "  --model openai:<model>         (any /v1/embeddings server: KASAVA_OPENAI_BASE_URL,\n"
@@ -265,6 +266,7 @@ int run(int argc, char** argv) {
              "  kasava index                        # index the repository you stand in\n"
              "  kasava ask \"where is auth\"          # the best places in the code\n"
              "  kasava ask parseConfig --json --min-score 0.5\n"
+             "  kasava -C ~/src/app status          # any command, as if started there\n"
              "  kasava mcp                          # serve search to a coding agent\n\n"
              "Run 'kasava help <command>' for a command's options and examples.");
   std::string color = "auto";
