@@ -28,7 +28,7 @@ struct Context {
   Output output;
   std::string cwd;
 
-  /// The repository whose `.kasava/config` applies: the resolve step says it once it knows,
+  /// The repository whose `.kasava/config` applies: the setup (target.hpp) says it once it knows,
   /// before the first settings() or embedder() (a later call changes nothing after those).
   void use_repository(std::optional<std::string> root);
   /// The settings (flags > environment > repository config > user config > defaults),
