@@ -107,7 +107,7 @@ const std::vector<CommandSpec>& command_table() {
        "a vector and sent again by the next run. Settings also come from .kasava/config in\n"
        "the repository and $XDG_CONFIG_HOME/kasava/config (see `kasava status`).\n"
        "An index of an older kasava, or of another model, is rebuilt after a notice.",
-       Needs::nothing,
+       Needs::writable_index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("target", o.index.target, "Path or URL to index (default: current directory)");
          app.add_option("--rev", o.index.revision, "Index the tree of this commit instead of the working tree");
@@ -123,9 +123,10 @@ const std::vector<CommandSpec>& command_table() {
                       "estimated tokens); write and send nothing");
          app.add_flag("--json", o.index.json, "Print the summary as JSON on stdout");
        },
-       [](ParsedOptions& o, commands::Context& c, commands::Prepared&) {
-         return commands::run_index(o.index, c);
-       }},
+       [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
+         return commands::run_index(o.index, c, p);
+       },
+       [](ParsedOptions& o) { return commands::index_setup(o.index); }},
       {"ask", "Find the places in the code that answer a question",
        "  kasava ask \"where is auth\"\n"
        "  kasava ask \"retry backoff\" --lang go --path 'internal/**' --limit 5\n"

@@ -21,7 +21,9 @@ struct VerifyCommandOptions {
   bool json = false;
 };
 
-ExitStatus run_index(const IndexCommandOptions& options, Context& context);
+/// index's say in its setup (Needs::writable_index): its TARGET, --rev, --rebuild, --dry-run.
+SetupHooks index_setup(const IndexCommandOptions& options);
+ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepared& prepared);
 /// ask's say in its setup (Needs::fresh_index): no refresh with --no-refresh; its chat model
 /// resolved and a search started before the refresh. `options` must outlive the setup.
 SetupHooks ask_setup(const AskCommandOptions& options);

@@ -1,14 +1,12 @@
 // `kasava index [TARGET]`: builds or refreshes the index of a repository, a directory, or a
-// URL cloned into the cache, then prints a one-line summary (or JSON with --json).
+// URL cloned into the cache (found, opened and locked by the setup: Needs::writable_index),
+// then prints a one-line summary (or JSON with --json) that says where a URL was cloned.
 #include <cstdio>
 #include <filesystem>
 
 #include "commands/commands.hpp"
-#include "commands/index_lock.hpp"
-#include "core/index/locate.hpp"
 #include "core/remote/embedder.hpp"
 #include "core/repo/source.hpp"
-#include "core/util/files.hpp"
 #include "core/util/json.hpp"
 
 namespace kasava::commands {
@@ -141,66 +139,22 @@ ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::S
 
 } // namespace
 
-ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
-  if (!context.global.url.empty() && !options.target.empty()) {
-    throw util::Failure("-C '" + repo::redact_url(context.global.url) + "' and a target ('" +
-                        options.target + "'): give one of them");
-  }
-  // `kasava -C URL index` is `kasava index URL`.
-  const std::string& target = options.target.empty() ? context.global.url : options.target;
-  std::string path = target.empty() ? context.cwd : target;
-  const bool url = repo::is_url(target);
-  if (url) {
-    const std::string destination = repo::clone_path_for(target, util::cache_directory());
-    if (context.output.shows_progress()) {
-      context.output.progress("cloning " + repo::redact_url(target) + " ...");
-    }
-    const bool cloned_before = std::filesystem::is_directory(destination);
-    auto cloned = repo::clone_or_fetch(target, destination);
-    context.output.end_progress();
-    if (!cloned && cloned_before) {
-      // Offline or the host is down: the clone from last time is still worth indexing.
-      context.output.warning(cloned.error().message + "; indexing the clone from the last fetch");
-      path = destination;
-    } else {
-      path = std::move(cloned).value_or_throw();
-    }
-  }
+SetupHooks index_setup(const IndexCommandOptions& options) {
+  SetupHooks hooks;
+  hooks.write = WriteRequest{options.target, options.revision, options.rebuild, options.dry_run};
+  return hooks;
+}
 
-  repo::OpenOptions open_options;
-  if (!options.revision.empty()) open_options.revision = options.revision;
-  auto source = repo::open_source(path, open_options).value_or_throw();
-  const std::string root = source->root();
-  context.use_repository(root);
-  std::string index_path = context.global.index_path.empty()
-                               ? index::default_index_path(root)
-                               : util::absolute_path(context.global.index_path);
-  // An index built with a remote model keeps it unless another one is chosen (--model builtin
-  // switches back), if it is this repository's own.
-  context.adopt_index_model(index_path, root);
-  context.embedder();  // a bad model fails before anything is written
-  // Where a URL was cloned, said in the summary: the folder to ask it from.
-  const std::string cloned_into = url ? root : "";
-  if (options.dry_run) return run_dry(options, context, *source, index_path, cloned_into);
-  // One writer at a time: a second `kasava index` on the same index waits for the first
-  // (SQLite alone would interleave the two runs' batches and fail one with "database is
-  // locked" after its busy timeout).
-  const IndexLock lock(index_path, LockWait::wait, [&] {
-    context.output.warning("another `kasava index` is writing '" + index_path +
-                           "'; waiting for it to finish");
-  });
-  discard_unfinished_rebuild(index_path);
-  // An index that exists was excluded from git when it was made: reading .git/info/exclude
-  // again (a second repository open) would only cost time, on every no-change run.
-  const bool existed = std::filesystem::exists(index_path);
-  // A rebuild writes beside the index, which stays searchable until the new one is complete.
-  auto store = open_index_for_writing(context, index_path, root, ModelChange::rebuild,
-                                      options.rebuild ? Existing::rebuild : Existing::update);
-  if (!existed) index::exclude_from_git(root);
-
+ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepared& prepared) {
+  repo::Source& source = *prepared.source;
+  const std::string& index_path = prepared.target.index_path;
+  const std::string root = source.root();
+  const std::string& cloned_into = prepared.cloned_into;
+  if (options.dry_run) return run_dry(options, context, source, index_path, cloned_into);
+  std::unique_ptr<store::Store> store = std::move(prepared.store);
   index::IndexOptions index_options = index_options_for(context, *store, options.max_file_size);
   index_options.threads = options.threads;
-  auto summary = index::run_index(*source, *store, index_options, progress_callbacks(context));
+  auto summary = index::run_index(source, *store, index_options, progress_callbacks(context));
   context.output.end_progress();
   if (!summary) throw util::Failure(summary.error());
   // Written only when it changes: a no-change run writes nothing.
@@ -219,7 +173,10 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
                                     remote_embedder != nullptr, false, requests, cloned_into));
   } else {
     context.output.out(format_summary(*summary) + "\n");
-    if (!cloned_into.empty()) context.output.out(clone_line(cloned_into, target));
+    if (!cloned_into.empty()) {
+      const std::string& url = options.target.empty() ? context.global.url : options.target;
+      context.output.out(clone_line(cloned_into, url));
+    }
     if (remote_embedder != nullptr) {
       context.output.out(embedding_line(*summary, false, requests) + "\n");
     }

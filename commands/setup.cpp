@@ -30,7 +30,7 @@ void enter_place(GlobalOptions& global, Needs needs) {
   const Place place = place_of(global.directory, util::cache_directory());
   if (!place.url.empty()) {
     global.url = place.url;
-    if (needs == Needs::nothing) return;  // `kasava -C URL index`: clones or fetches it first
+    if (needs == Needs::writable_index) return;  // `kasava -C URL index` clones or fetches it
     const std::string shown = repo::redact_url(place.url);
     const std::string index = index::default_index_path(place.directory);
     if (!fs::is_directory(place.directory) || (global.index_path.empty() && !fs::exists(index))) {
@@ -47,6 +47,33 @@ void enter_place(GlobalOptions& global, Needs needs) {
   }
 }
 
+// Needs::writable_index: see setup.hpp.
+void prepare_writable(Context& context, const WriteRequest& request, Prepared& prepared) {
+  IndexTarget found = resolve_index_target(context, request.target, request.revision);
+  prepared.source = std::move(found.source);
+  prepared.cloned_into = std::move(found.cloned_into);
+  prepared.target.index_path = std::move(found.index_path);
+  prepared.target.root = prepared.target.repository = prepared.source->root();
+  const std::string& path = prepared.target.index_path;
+  const std::string& root = *prepared.target.root;
+  if (request.dry_run) return;
+  // One writer at a time: a second `kasava index` on the same index waits for the first
+  // (SQLite alone would interleave the two runs' batches and fail one with "database is
+  // locked" after its busy timeout).
+  prepared.lock = std::make_unique<IndexLock>(path, LockWait::wait, [&] {
+    context.output.warning("another `kasava index` is writing '" + path +
+                           "'; waiting for it to finish");
+  });
+  discard_unfinished_rebuild(path);
+  // An index that exists was excluded from git when it was made: reading .git/info/exclude
+  // again (a second repository open) would only cost time, on every no-change run.
+  const bool existed = fs::exists(path);
+  // A rebuild writes beside the index, which stays searchable until the new one is complete.
+  prepared.store = open_index_for_writing(context, path, root, ModelChange::rebuild,
+                                          request.rebuild ? Existing::rebuild : Existing::update);
+  if (!existed) index::exclude_from_git(root);
+}
+
 } // namespace
 
 Place place_of(const std::string& value, const std::string& cache_dir) {
@@ -56,10 +83,14 @@ Place place_of(const std::string& value, const std::string& cache_dir) {
 
 Prepared prepare(Context& context, Needs needs, const SetupHooks& hooks) {
   Prepared prepared;
-  if (needs == Needs::nothing || needs == Needs::index_per_call) return prepared;
+  if (needs == Needs::index_per_call) return prepared;
+  if (needs == Needs::writable_index) {
+    prepare_writable(context, hooks.write, prepared);
+    return prepared;
+  }
   prepared.target = resolve_query_target(context);
   switch (needs) {
-    case Needs::nothing:
+    case Needs::writable_index:
     case Needs::index_per_call:
     case Needs::located_index:
       break;

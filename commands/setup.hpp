@@ -10,6 +10,7 @@
 
 #include "commands/context.hpp"
 #include "commands/exit_status.hpp"
+#include "commands/index_lock.hpp"
 #include "commands/options.hpp"
 #include "commands/target.hpp"
 #include "core/store/store.hpp"
@@ -18,7 +19,8 @@ namespace kasava::commands {
 
 /// What a command needs before it runs.
 enum class Needs {
-  nothing,         ///< index: finds (TARGET, -C) or clones its own repository, locks and writes
+  writable_index,  ///< index: the repository (TARGET, -C's URL cloned, or here) opened, and
+                   ///< its index locked and opened for writing (in a dry run, neither)
   located_index,   ///< the index found (resolve_query_target); it may not exist yet
   index,           ///< found, and it exists (verify opens it itself: damage is what it checks)
   readable_index,  ///< found, exists, and opened read-only (status)
@@ -34,13 +36,28 @@ struct CommandState {
 
 /// What the setup provided.
 struct Prepared {
-  QueryTarget target;                   ///< set unless Needs::nothing
-  std::unique_ptr<store::Store> store;  ///< Needs::readable_index: the index, read-only
-  std::unique_ptr<CommandState> state;  ///< what SetupHooks::before_refresh left, if anything
+  /// The index and its repository; for Needs::writable_index, index_path and root only.
+  QueryTarget target;
+  /// Needs::readable_index: the index, read-only; Needs::writable_index: for writing (null in
+  /// a dry run), rebuilt beside the old one when that is what opening it decided.
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<repo::Source> source;  ///< Needs::writable_index: what to index
+  std::string cloned_into;               ///< Needs::writable_index: a URL's clone, else ""
+  std::unique_ptr<IndexLock> lock;       ///< Needs::writable_index: held until the command ends
+  std::unique_ptr<CommandState> state;   ///< what SetupHooks::before_refresh left, if anything
 };
 
-/// A command's say in its setup (only ask has any).
+/// What `kasava index` asks of Needs::writable_index.
+struct WriteRequest {
+  std::string target;    ///< TARGET: a folder or a URL; "" = -C's URL, else the current folder
+  std::string revision;  ///< --rev: a commit's tree; "" = the working tree
+  bool rebuild = false;  ///< --rebuild: the index is built anew beside the old one
+  bool dry_run = false;  ///< --dry-run: the repository only; the index is neither locked nor opened
+};
+
+/// A command's say in its setup (ask's and index's).
 struct SetupHooks {
+  WriteRequest write;  ///< Needs::writable_index
   bool refresh = true;  ///< Needs::fresh_index: false (ask --no-refresh) needs only Needs::index
   /// Needs::fresh_index: runs once the index is found, before it is refreshed (ask resolves its
   /// chat model there, to fail before indexing, and starts searching the index as it is).

@@ -1,4 +1,4 @@
-// Finding the index and its repository: see target.hpp.
+// Finding the index and its repository, or the repository to index: see target.hpp.
 #include "commands/target.hpp"
 
 #include <filesystem>
@@ -92,6 +92,50 @@ QueryTarget resolve_query_target(Context& context) {
   if (target.repository) context.use_repository(target.repository);
   context.adopt_index_model(index_model, target.repository ? IndexTrust::own : IndexTrust::foreign);
   return target;
+}
+
+IndexTarget resolve_index_target(Context& context, const std::string& given,
+                                 const std::string& revision) {
+  if (!context.global.url.empty() && !given.empty()) {
+    throw util::Failure("-C '" + repo::redact_url(context.global.url) + "' and a target ('" +
+                        given + "'): give one of them");
+  }
+  // `kasava -C URL index` is `kasava index URL`.
+  const std::string& target = given.empty() ? context.global.url : given;
+  std::string path = target.empty() ? context.cwd : target;
+  const bool url = repo::is_url(target);
+  if (url) {
+    const std::string destination = repo::clone_path_for(target, util::cache_directory());
+    if (context.output.shows_progress()) {
+      context.output.progress("cloning " + repo::redact_url(target) + " ...");
+    }
+    const bool cloned_before = fs::is_directory(destination);
+    auto cloned = repo::clone_or_fetch(target, destination);
+    context.output.end_progress();
+    if (!cloned && cloned_before) {
+      // Offline or the host is down: the clone from last time is still worth indexing.
+      context.output.warning(cloned.error().message + "; indexing the clone from the last fetch");
+      path = destination;
+    } else {
+      path = std::move(cloned).value_or_throw();
+    }
+  }
+
+  IndexTarget found;
+  repo::OpenOptions open_options;
+  if (!revision.empty()) open_options.revision = revision;
+  found.source = repo::open_source(path, open_options).value_or_throw();
+  const std::string root = found.source->root();
+  if (url) found.cloned_into = root;
+  context.use_repository(root);
+  found.index_path = context.global.index_path.empty()
+                         ? index::default_index_path(root)
+                         : util::absolute_path(context.global.index_path);
+  // An index built with a remote model keeps it unless another one is chosen (--model builtin
+  // switches back), if it is this repository's own.
+  context.adopt_index_model(found.index_path, root);
+  context.embedder();  // a bad model fails before anything is written
+  return found;
 }
 
 } // namespace kasava::commands

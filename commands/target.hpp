@@ -1,10 +1,13 @@
-// Finding the index a command reads and the repository it belongs to (see resolve_query_target).
+// Finding the index a command reads and the repository it belongs to (resolve_query_target),
+// or the repository `kasava index` indexes, cloned first when it is a URL (resolve_index_target).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "commands/context.hpp"
+#include "core/repo/source.hpp"
 
 namespace kasava::commands {
 
@@ -39,5 +42,20 @@ struct QueryTarget {
 /// repository's config applies and which model the index was built with.
 QueryTarget resolve_query_target(Context& context);
 
+
+/// The repository `kasava index` indexes, opened, and the index it writes.
+struct IndexTarget {
+  std::unique_ptr<repo::Source> source;  ///< the work tree, the commit (--rev) or the folder
+  std::string index_path;                ///< --index, else `<root>/.kasava/index.db`
+  std::string cloned_into;               ///< the clone of a URL target (its root), else ""
+};
+
+/// Finds what `kasava index [TARGET]` indexes: TARGET (a folder, or a URL cloned or fetched
+/// into the cache: on a failed fetch the last clone, after a warning), else -C's URL, else
+/// the current folder; opened at `revision` when not "". Tells the context the repository
+/// and the model its index was built with; makes the embedder, so a bad model fails before
+/// anything is written.
+IndexTarget resolve_index_target(Context& context, const std::string& target,
+                                 const std::string& revision);
 
 } // namespace kasava::commands
