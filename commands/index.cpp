@@ -72,9 +72,12 @@ std::string embedding_line(const index::IndexSummary& summary, bool dry_run, lon
   return line;
 }
 
-// Where a URL was cloned, and how to ask it from anywhere.
-std::string clone_line(const std::string& clone, const std::string& url) {
-  return "cloned into " + clone + " (ask it with `kasava -C " + repo::redact_url(url) +
+// Where a URL was cloned, and how to ask it from anywhere ("" when nothing was cloned).
+std::string clone_line(const IndexCommandOptions& options, const Context& context,
+                       const std::string& cloned_into) {
+  if (cloned_into.empty()) return "";
+  const std::string& url = options.target.empty() ? context.global.url : options.target;
+  return "cloned into " + cloned_into + " (ask it with `kasava -C " + repo::redact_url(url) +
          " ask QUESTION`)\n";
 }
 
@@ -127,6 +130,7 @@ ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::S
                 summary->parsed + summary->unchanged, summary->parsed, summary->unchanged,
                 summary->removed, summary->chunks_written, summary->skipped_total());
   context.output.out(line);
+  context.output.out(clone_line(options, context, cloned_into));
   if (remote) {
     context.output.out("dry run: model " + context.embedder().model_id() + ": " +
                        embedding_line(*summary, true, 0) + "\n");
@@ -173,10 +177,7 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepa
                                     remote_embedder != nullptr, false, requests, cloned_into));
   } else {
     context.output.out(format_summary(*summary) + "\n");
-    if (!cloned_into.empty()) {
-      const std::string& url = options.target.empty() ? context.global.url : options.target;
-      context.output.out(clone_line(cloned_into, url));
-    }
+    context.output.out(clone_line(options, context, cloned_into));
     if (remote_embedder != nullptr) {
       context.output.out(embedding_line(*summary, false, requests) + "\n");
     }
