@@ -83,7 +83,7 @@ struct CommandSpec {
   const char* summary;
   const char* examples;
   const char* notes;  ///< a paragraph after the examples in help and the man page, or ""
-  Needs needs;  ///< what commands::run_command provides before `run`
+  Needs needs;        ///< what commands::run_command provides before `run`
   std::function<void(CLI::App&, ParsedOptions&)> define;
   std::function<ExitStatus(ParsedOptions&, commands::Context&, commands::Prepared&)> run;
   /// The command's say in its setup (commands::SetupHooks), or null.

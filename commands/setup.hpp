@@ -57,7 +57,7 @@ struct WriteRequest {
 
 /// A command's say in its setup (ask's and index's).
 struct SetupHooks {
-  WriteRequest write;  ///< Needs::writable_index
+  WriteRequest write;   ///< Needs::writable_index
   bool refresh = true;  ///< Needs::fresh_index: false (ask --no-refresh) needs only Needs::index
   /// Needs::fresh_index: runs once the index is found, before it is refreshed (ask resolves its
   /// chat model there, to fail before indexing, and starts searching the index as it is).

@@ -20,7 +20,7 @@ TEST_CASE("setup::place_of: a URL is its clone in the cache, as `kasava index UR
         "/cache/repos/example.com/org/repo");
 }
 
-TEST_CASE("setup::place_of: anything else is a folder, kept as given (relative to where kasava starts)") {
+TEST_CASE("setup::place_of: anything else is a folder, kept as given") {
   for (const std::string path : {"../project", "src", "/abs/path", "./host:name", "C:repo"}) {
     INFO(path);
     const auto place = place_of(path, "/cache");
