@@ -1,6 +1,7 @@
-// The CLI definition: one table of subcommands (name, summary, preconditions, options, entry
-// point), parsed by CLI11 into the plain option structs of commands/options.hpp. The only
-// file that includes CLI11. Errors from anywhere below end in the one catch in run().
+// The CLI definition: one table of subcommands (name, summary, what each needs set up before
+// it runs, options, entry point), parsed by CLI11 into the plain option structs of
+// commands/options.hpp; commands::run_command provides what the table says. The only file
+// that includes CLI11. Errors from anywhere below end in the one catch in run().
 #include "cli/app.hpp"
 
 #include <CLI/CLI.hpp>
@@ -27,11 +28,7 @@ namespace {
 
 constexpr const char* k_version = "0.1.0";
 
-/// What a command needs before it runs, checked by the command's resolve step.
-enum class Needs {
-  nothing,     ///< index: finds or clones its own target
-  index,       ///< ask, status: an index, found by walking up or made from the repository
-};
+using commands::Needs;
 
 // Validators whose description (shown in --help) is CLI11's, with a message of our own: the
 // built-in ones let NaN through (every comparison with it is false) and describe
@@ -86,9 +83,11 @@ struct CommandSpec {
   const char* summary;
   const char* examples;
   const char* notes;  ///< a paragraph after the examples in help and the man page, or ""
-  Needs needs;
+  Needs needs;        ///< what commands::run_command provides before `run`
   std::function<void(CLI::App&, ParsedOptions&)> define;
-  std::function<ExitStatus(ParsedOptions&, commands::Context&)> run;
+  std::function<ExitStatus(ParsedOptions&, commands::Context&, commands::Prepared&)> run;
+  /// The command's say in its setup (commands::SetupHooks), or null.
+  std::function<commands::SetupHooks(ParsedOptions&)> setup = nullptr;
 };
 
 const std::vector<CommandSpec>& command_table() {
@@ -97,7 +96,8 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava index                        # the repository you stand in\n"
        "  kasava index ~/src/project --json\n"
        "  kasava index --rev \"$CI_COMMIT_SHA\"  # a commit's tree, for CI\n"
-       "  kasava index https://host/org/repo   # clone, then index",
+       "  kasava index https://host/org/repo   # clone, then index\n"
+       "  kasava -C https://host/org/repo ask \"retry\"   # then ask that clone from anywhere",
        "Each chunk is stored with its vector from the built-in model, or from a remote one:\n"
        "  --model voyage:voyage-code-3   (VOYAGE_API_KEY; KASAVA_DIMENSIONS=256..2048)\n"
        "  --model openai:<model>         (any /v1/embeddings server: KASAVA_OPENAI_BASE_URL,\n"
@@ -107,7 +107,7 @@ const std::vector<CommandSpec>& command_table() {
        "a vector and sent again by the next run. Settings also come from .kasava/config in\n"
        "the repository and $XDG_CONFIG_HOME/kasava/config (see `kasava status`).\n"
        "An index of an older kasava, or of another model, is rebuilt after a notice.",
-       Needs::nothing,
+       Needs::writable_index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("target", o.index.target, "Path or URL to index (default: current directory)");
          app.add_option("--rev", o.index.revision, "Index the tree of this commit instead of the working tree");
@@ -123,7 +123,10 @@ const std::vector<CommandSpec>& command_table() {
                       "estimated tokens); write and send nothing");
          app.add_flag("--json", o.index.json, "Print the summary as JSON on stdout");
        },
-       [](ParsedOptions& o, commands::Context& c) { return commands::run_index(o.index, c); }},
+       [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
+         return commands::run_index(o.index, c, p);
+       },
+       [](ParsedOptions& o) { return commands::index_setup(o.index); }},
       {"ask", "Find the places in the code that answer a question",
        "  kasava ask \"where is auth\"\n"
        "  kasava ask \"retry backoff\" --lang go --path 'internal/**' --limit 5\n"
@@ -138,7 +141,7 @@ const std::vector<CommandSpec>& command_table() {
        "  hybrid    1 - (1 - lexical)(1 - semantic); the order blends both sides,\n"
        "            z-normalised over this query's candidates, 3:1 towards meaning\n"
        "Chunks named exactly as an identifier of the query (parseConfig) come first.",
-       Needs::index,
+       Needs::fresh_index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("query", o.ask.query, "The question, in words or identifiers")
              ->required()
@@ -168,16 +171,21 @@ const std::vector<CommandSpec>& command_table() {
                         "KASAVA_ANSWER_MODEL");
          app.add_flag("--no-refresh", o.ask.no_refresh, "Do not update the index before searching");
        },
-       [](ParsedOptions& o, commands::Context& c) { return commands::run_ask(o.ask, c); }},
+       [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
+         return commands::run_ask(o.ask, c, p);
+       },
+       [](ParsedOptions& o) { return commands::ask_setup(o.ask); }},
       {"status", "Show what the index holds and whether it is up to date",
        "  kasava status\n"
        "  kasava status --json",
        "",
-       Needs::index,
+       Needs::readable_index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_flag("--json", o.status.json, "Print the status as JSON");
        },
-       [](ParsedOptions& o, commands::Context& c) { return commands::run_status(o.status, c); }},
+       [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
+         return commands::run_status(o.status, c, p);
+       }},
       {"verify", "Check the index for damage and, with --repair, fix it by re-indexing",
        "  kasava verify            # exit 0 sound, 1 damaged\n"
        "  kasava verify --repair   # re-index damaged files, rebuild a damaged index\n"
@@ -189,15 +197,19 @@ const std::vector<CommandSpec>& command_table() {
                       "Re-index what is wrong (rebuild when the file itself is damaged)");
          app.add_flag("--json", o.verify.json, "Print the report as JSON");
        },
-       [](ParsedOptions& o, commands::Context& c) { return commands::run_verify(o.verify, c); }},
+       [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
+         return commands::run_verify(o.verify, c, p);
+       }},
       {"mcp", "Serve search to coding agents: a Model Context Protocol server on stdio",
        "  kasava mcp                            # JSON-RPC on stdin/stdout, logs on stderr\n"
        "  claude mcp add kasava -- kasava mcp   # register with Claude Code\n"
        "  kasava --index /srv/app/index.db mcp  # serve an index built elsewhere",
        "",
-       Needs::index,
+       Needs::index_per_call,
        [](CLI::App&, ParsedOptions&) {},
-       [](ParsedOptions& o, commands::Context& c) { return commands::run_mcp(o.mcp, c); }},
+       [](ParsedOptions& o, commands::Context& c, commands::Prepared&) {
+         return commands::run_mcp(o.mcp, c);
+       }},
   };
   return table;
 }
@@ -213,7 +225,7 @@ std::string first_positional(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") return i + 1 < argc ? argv[i + 1] : "";
-    if (arg == "--index" || arg == "--color" || arg == "--model") {
+    if (arg == "-C" || arg == "--index" || arg == "--color" || arg == "--model") {
       ++i;  // skips the option's value
       continue;
     }
@@ -255,9 +267,14 @@ int run(int argc, char** argv) {
              "  kasava index                        # index the repository you stand in\n"
              "  kasava ask \"where is auth\"          # the best places in the code\n"
              "  kasava ask parseConfig --json --min-score 0.5\n"
+             "  kasava -C ~/src/app status          # any command, as if started there\n"
              "  kasava mcp                          # serve search to a coding agent\n\n"
              "Run 'kasava help <command>' for a command's options and examples.");
   std::string color = "auto";
+  app.add_option("-C", options.global.directory,
+                 "Run as if started in PATH (relative paths in other options are then relative "
+                 "to it), or in the clone of URL that `kasava index URL` made")
+      ->type_name("PATH|URL");
   app.add_option("--index", options.global.index_path,
                  "Index file to use (default: .kasava/index.db of the repository)")
       ->envname("KASAVA_INDEX");
@@ -333,10 +350,12 @@ int run(int argc, char** argv) {
   }
 
   try {
-    commands::Context context(options.global);
-    const ExitStatus status = selected->run(options, context);
-    if (!context.output.flush()) return commands::exit_code(status);  // stdout closed: quietly
-    return commands::exit_code(status);
+    const commands::SetupHooks hooks = selected->setup ? selected->setup(options) : commands::SetupHooks{};
+    return commands::exit_code(commands::run_command(
+        options.global, selected->needs, hooks,
+        [&](commands::Context& context, commands::Prepared& prepared) {
+          return selected->run(options, context, prepared);
+        }));
   } catch (const util::Failure& e) {
     if (commands::interrupted()) {
       print_error("interrupted: the index keeps every file written so far; run `kasava index` "

@@ -218,18 +218,17 @@ std::optional<std::vector<search::SearchHit>> early_hits(std::future<std::option
   return std::move(early->hits);
 }
 
-} // namespace
+// What ask's setup hook leaves for its run: the chat model, and the search started early.
+struct AskState : CommandState {
+  std::optional<AnswerSettings> answer_settings;
+  std::future<std::optional<EarlySearch>> early;
+};
 
-ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
+search::SearchOptions search_options_for(const AskCommandOptions& options) {
   const auto mode = search::parse_mode(options.mode);
   if (!mode) {
     throw util::Failure("invalid --mode '" + options.mode + "': expected hybrid, semantic or lexical");
   }
-  const QueryTarget target = resolve_query_target(context);
-  // Before indexing and searching (but once the repository's config is known), so a missing
-  // chat model fails fast.
-  std::optional<AnswerSettings> answer_settings;
-  if (options.answer) answer_settings = resolve_answer_settings(options, context);
   search::SearchOptions search_options;
   search_options.query = options.query;
   search_options.limit = options.limit;
@@ -237,22 +236,39 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
   search_options.path_glob = options.path_glob;
   search_options.mode = *mode;
   search_options.min_score = options.min_score;
+  return search_options;
+}
 
-  std::future<std::optional<EarlySearch>> early;
-  if (may_search_early(context, target, !options.no_refresh)) {
-    try {
-      early = start_early_search(context, target, search_options);
-    } catch (const std::system_error&) {  // no thread to be had: search after the refresh
+} // namespace
+
+SetupHooks ask_setup(const AskCommandOptions& options) {
+  SetupHooks hooks;
+  hooks.refresh = !options.no_refresh;
+  hooks.before_refresh = [&options](Context& context, Prepared& prepared) {
+    const search::SearchOptions search_options = search_options_for(options);
+    auto state = std::make_unique<AskState>();
+    // Before indexing and searching (but once the repository's config is known), so a
+    // missing chat model fails fast.
+    if (options.answer) state->answer_settings = resolve_answer_settings(options, context);
+    if (may_search_early(context, prepared.target, !options.no_refresh)) {
+      try {
+        state->early = start_early_search(context, prepared.target, search_options);
+      } catch (const std::system_error&) {  // no thread to be had: search after the refresh
+      }
     }
-  }
-  if (!options.no_refresh) {
-    refresh_index(context, target);
-  } else if (!fs::exists(target.index_path)) {
-    throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
-  }
+    prepared.state = std::move(state);
+  };
+  return hooks;
+}
+
+ExitStatus run_ask(const AskCommandOptions& options, Context& context, Prepared& prepared) {
+  const search::SearchOptions search_options = search_options_for(options);
+  const QueryTarget& target = prepared.target;
+  auto* state = dynamic_cast<AskState*>(prepared.state.get());
+  if (state == nullptr) throw std::logic_error("ask runs after its setup hook");
   std::optional<std::vector<search::SearchHit>> found;
   bool partial = false;
-  if (early.valid()) found = early_hits(early, partial);
+  if (state->early.valid()) found = early_hits(state->early, partial);
   if (!found) {
     auto store = open_store(target.index_path, store::OpenMode::read_only);
     found = run_search(context, *store, search_options).value_or_throw();
@@ -264,7 +280,9 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context) {
                            ": some files may be missing from the results");
   }
 
-  if (answer_settings) return stream_answer(options.query, hits, *answer_settings, context);
+  if (state->answer_settings) {
+    return stream_answer(options.query, hits, *state->answer_settings, context);
+  }
   if (options.json) {
     context.output.out(results_json(options.query, hits));
   } else if (options.jsonl) {

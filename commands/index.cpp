@@ -1,23 +1,23 @@
 // `kasava index [TARGET]`: builds or refreshes the index of a repository, a directory, or a
-// URL cloned into the cache, then prints a one-line summary (or JSON with --json).
+// URL cloned into the cache (found, opened and locked by the setup: Needs::writable_index),
+// then prints a one-line summary (or JSON with --json) that says where a URL was cloned.
 #include <cstdio>
 #include <filesystem>
 
 #include "commands/commands.hpp"
-#include "commands/index_lock.hpp"
-#include "core/index/locate.hpp"
 #include "core/remote/embedder.hpp"
 #include "core/repo/source.hpp"
-#include "core/util/files.hpp"
 #include "core/util/json.hpp"
 
 namespace kasava::commands {
 
 namespace {
 
+// `cloned_into`: the clone of a URL target (its root), "" for a folder.
 std::string summary_json(const index::IndexSummary& summary, const std::string& root,
                          const std::string& index_path, const std::string& model,
-                         bool remote, bool dry_run, long requests) {
+                         bool remote, bool dry_run, long requests,
+                         const std::string& cloned_into) {
   util::JsonWriter json;
   json.begin_object();
   json.key("root").value(root);
@@ -37,6 +37,7 @@ std::string summary_json(const index::IndexSummary& summary, const std::string& 
   json.end_object();
   json.key("seconds").value(summary.seconds);
   json.key("dry_run").value(dry_run);
+  if (!cloned_into.empty()) json.key("cloned_into").value(cloned_into);
   if (remote) {
     const auto& e = summary.embedding;
     json.key("embedding").begin_object();
@@ -71,6 +72,15 @@ std::string embedding_line(const index::IndexSummary& summary, bool dry_run, lon
   return line;
 }
 
+// Where a URL was cloned, and how to ask it from anywhere ("" when nothing was cloned).
+std::string clone_line(const IndexCommandOptions& options, const Context& context,
+                       const std::string& cloned_into) {
+  if (cloned_into.empty()) return "";
+  const std::string& url = options.target.empty() ? context.global.url : options.target;
+  return "cloned into " + cloned_into + " (ask it with `kasava -C " + repo::redact_url(url) +
+         " ask QUESTION`)\n";
+}
+
 // A warning when chunks are left without vectors: they are searchable by words now and by
 // meaning after a later run.
 void report_pending(const index::IndexSummary& summary, Context& context) {
@@ -90,7 +100,7 @@ void report_pending(const index::IndexSummary& summary, Context& context) {
 // already holds (read only), and prints what would be indexed and sent. Nothing is written,
 // nothing is sent, no lock is taken.
 ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::Source& source,
-                   const std::string& index_path) {
+                   const std::string& index_path, const std::string& cloned_into) {
   // The index's current content, when it is one this run would keep (same model); else
   // an empty index in memory, as a rebuild would start from.
   std::unique_ptr<store::Store> store;
@@ -110,7 +120,7 @@ ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::S
   const bool remote = context.embedder().locality() == embed::Locality::remote;
   if (options.json) {
     context.output.out(summary_json(*summary, source.root(), index_path,
-                                    context.embedder().model_id(), remote, true, 0));
+                                    context.embedder().model_id(), remote, true, 0, cloned_into));
     return ExitStatus::success;
   }
   char line[256];
@@ -120,6 +130,7 @@ ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::S
                 summary->parsed + summary->unchanged, summary->parsed, summary->unchanged,
                 summary->removed, summary->chunks_written, summary->skipped_total());
   context.output.out(line);
+  context.output.out(clone_line(options, context, cloned_into));
   if (remote) {
     context.output.out("dry run: model " + context.embedder().model_id() + ": " +
                        embedding_line(*summary, true, 0) + "\n");
@@ -132,57 +143,22 @@ ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::S
 
 } // namespace
 
-ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
-  std::string path = options.target.empty() ? context.cwd : options.target;
-  if (repo::is_url(options.target)) {
-    const std::string destination = repo::clone_path_for(options.target, util::cache_directory());
-    if (context.output.shows_progress()) {
-      context.output.progress("cloning " + repo::redact_url(options.target) + " ...");
-    }
-    const bool cloned_before = std::filesystem::is_directory(destination);
-    auto cloned = repo::clone_or_fetch(options.target, destination);
-    context.output.end_progress();
-    if (!cloned && cloned_before) {
-      // Offline or the host is down: the clone from last time is still worth indexing.
-      context.output.warning(cloned.error().message + "; indexing the clone from the last fetch");
-      path = destination;
-    } else {
-      path = std::move(cloned).value_or_throw();
-    }
-  }
+SetupHooks index_setup(const IndexCommandOptions& options) {
+  SetupHooks hooks;
+  hooks.write = WriteRequest{options.target, options.revision, options.rebuild, options.dry_run};
+  return hooks;
+}
 
-  repo::OpenOptions open_options;
-  if (!options.revision.empty()) open_options.revision = options.revision;
-  auto source = repo::open_source(path, open_options).value_or_throw();
-  const std::string root = source->root();
-  context.use_repository(root);
-  std::string index_path = context.global.index_path.empty()
-                               ? index::default_index_path(root)
-                               : util::absolute_path(context.global.index_path);
-  // An index built with a remote model keeps it unless another one is chosen (--model builtin
-  // switches back), if it is this repository's own.
-  context.adopt_index_model(index_path, root);
-  context.embedder();  // a bad model fails before anything is written
-  if (options.dry_run) return run_dry(options, context, *source, index_path);
-  // One writer at a time: a second `kasava index` on the same index waits for the first
-  // (SQLite alone would interleave the two runs' batches and fail one with "database is
-  // locked" after its busy timeout).
-  const IndexLock lock(index_path, LockWait::wait, [&] {
-    context.output.warning("another `kasava index` is writing '" + index_path +
-                           "'; waiting for it to finish");
-  });
-  discard_unfinished_rebuild(index_path);
-  // An index that exists was excluded from git when it was made: reading .git/info/exclude
-  // again (a second repository open) would only cost time, on every no-change run.
-  const bool existed = std::filesystem::exists(index_path);
-  // A rebuild writes beside the index, which stays searchable until the new one is complete.
-  auto store = open_index_for_writing(context, index_path, root, ModelChange::rebuild,
-                                      options.rebuild ? Existing::rebuild : Existing::update);
-  if (!existed) index::exclude_from_git(root);
-
+ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepared& prepared) {
+  repo::Source& source = *prepared.source;
+  const std::string& index_path = prepared.target.index_path;
+  const std::string root = source.root();
+  const std::string& cloned_into = prepared.cloned_into;
+  if (options.dry_run) return run_dry(options, context, source, index_path, cloned_into);
+  std::unique_ptr<store::Store> store = std::move(prepared.store);
   index::IndexOptions index_options = index_options_for(context, *store, options.max_file_size);
   index_options.threads = options.threads;
-  auto summary = index::run_index(*source, *store, index_options, progress_callbacks(context));
+  auto summary = index::run_index(source, *store, index_options, progress_callbacks(context));
   context.output.end_progress();
   if (!summary) throw util::Failure(summary.error());
   // Written only when it changes: a no-change run writes nothing.
@@ -198,9 +174,10 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context) {
   report_pending(*summary, context);
   if (options.json) {
     context.output.out(summary_json(*summary, root, index_path, context.embedder().model_id(),
-                                    remote_embedder != nullptr, false, requests));
+                                    remote_embedder != nullptr, false, requests, cloned_into));
   } else {
     context.output.out(format_summary(*summary) + "\n");
+    context.output.out(clone_line(options, context, cloned_into));
     if (remote_embedder != nullptr) {
       context.output.out(embedding_line(*summary, false, requests) + "\n");
     }

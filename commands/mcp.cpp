@@ -123,8 +123,7 @@ private:
     options.min_score = args.number("min_score", 0.0, 0.0, 1.0);
     if (!args.ok()) return mcp::ToolOutcome::error(args.error());
 
-    const QueryTarget target = resolve_query_target(m_context);
-    refresh_index(m_context, target);
+    const QueryTarget target = prepare(m_context, Needs::fresh_index).target;
     auto store = open_store(target.index_path, store::OpenMode::read_only);
     auto hits = run_search(m_context, *store, options);
     if (!hits) return mcp::ToolOutcome::error(hits.error().message);
@@ -171,7 +170,7 @@ private:
     // Only a file the index would index, read as the index reads it (what is never stored is
     // never served: not ignored files, secrets, binaries, files over the size limit), and only
     // from the repository the index was found in, never from a folder the index file names.
-    const QueryTarget target = resolve_query_target(m_context);
+    const QueryTarget target = prepare(m_context, Needs::located_index).target;
     if (!target.root) {
       return mcp::ToolOutcome::error("files cannot be read: " + target.no_root_reason +
                                      "; search results carry the code");
@@ -204,7 +203,7 @@ private:
   }
 
   mcp::ToolOutcome index_status() {
-    const QueryTarget target = resolve_query_target(m_context);
+    const QueryTarget target = prepare(m_context, Needs::located_index).target;
     if (!std::filesystem::exists(target.index_path)) {
       return mcp::ToolOutcome::error("no index at '" + target.index_path +
                                      "' yet: the first search builds it");

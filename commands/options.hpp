@@ -11,6 +11,8 @@ enum class ColorChoice { automatic, always, never };
 
 /// Options every command accepts.
 struct GlobalOptions {
+  std::string directory;   ///< -C PATH|URL: run in PATH, or in URL's clone; "" = here
+  std::string url;         ///< the URL -C named ("" = none), set by the setup (commands/setup.hpp)
   std::string index_path;  ///< --index / KASAVA_INDEX; "" = find it
   std::string model;       ///< --model: builtin, voyage:<m>, openai:<m> or a .kmodel file; "" = not given
   ColorChoice color = ColorChoice::automatic;

@@ -3,7 +3,6 @@
 // from (API keys only as set or unset), for people or as JSON.
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include "commands/commands.hpp"
 #include "core/repo/source.hpp"
@@ -59,12 +58,9 @@ std::vector<std::pair<const char*, const Setting*>> shown_settings(const Setting
 
 } // namespace
 
-ExitStatus run_status(const StatusCommandOptions& options, Context& context) {
-  QueryTarget target = resolve_query_target(context);
-  if (!std::filesystem::exists(target.index_path)) {
-    throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
-  }
-  auto store = open_store(target.index_path, store::OpenMode::read_only);
+ExitStatus run_status(const StatusCommandOptions& options, Context& context, Prepared& prepared) {
+  const QueryTarget& target = prepared.target;
+  const std::unique_ptr<store::Store> store = std::move(prepared.store);
   const auto stats = store->stats();
   const std::string root = store->meta("root").value_or("");
   const std::string commit = store->meta("commit").value_or("");

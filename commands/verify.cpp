@@ -2,8 +2,6 @@
 // integrity, chunks against files and full-text rows, vectors against the model stamp) and
 // against the repository it was built from; with --repair, re-indexes the files whose rows
 // disagree, or rebuilds the index when the file itself is damaged.
-#include <filesystem>
-
 #include "commands/commands.hpp"
 #include "commands/index_lock.hpp"
 #include "core/index/verify.hpp"
@@ -121,11 +119,8 @@ void repair(Context& context, repo::Source& source, const std::string& index_pat
 
 } // namespace
 
-ExitStatus run_verify(const VerifyCommandOptions& options, Context& context) {
-  const QueryTarget target = resolve_query_target(context);
-  if (!std::filesystem::exists(target.index_path)) {
-    throw util::Failure("no index at '" + target.index_path + "': run `kasava index` first");
-  }
+ExitStatus run_verify(const VerifyCommandOptions& options, Context& context, Prepared& prepared) {
+  const QueryTarget& target = prepared.target;
   std::unique_ptr<repo::Source> source;
   bool partial = false;
   auto read_partial = [&] {

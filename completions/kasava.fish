@@ -6,6 +6,7 @@ complete -c kasava -f -n 'not __fish_seen_subcommand_from index ask status verif
 complete -c kasava -f -n 'not __fish_seen_subcommand_from index ask status verify mcp' -a mcp -d 'Serve search to coding agents: a Model Context Protocol server on stdio'
 complete -c kasava -l help -s h -d 'Print this help message and exit'
 complete -c kasava -l version -s V -d 'Display program version information and exit'
+complete -c kasava -s C -r -d 'Run as if started in PATH (relative paths in other options are then relative to it), or in the clone of URL that `kasava index URL` made'
 complete -c kasava -l index -r -d 'Index file to use (default: .kasava/index.db of the repository)'
 complete -c kasava -l model -r -d 'Embedding model: builtin (default), voyage:<model>, openai:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)'
 complete -c kasava -l color -r -d 'When to use colour: auto, always, never'

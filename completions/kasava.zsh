@@ -28,6 +28,7 @@ _kasava() {
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
+    '-C[Run as if started in PATH (relative paths in other options are then relative to it), or in the clone of URL that `kasava index URL` made]:value:' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
     '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
@@ -53,6 +54,7 @@ _kasava() {
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
+    '-C[Run as if started in PATH (relative paths in other options are then relative to it), or in the clone of URL that `kasava index URL` made]:value:' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
     '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
@@ -68,6 +70,7 @@ _kasava() {
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
+    '-C[Run as if started in PATH (relative paths in other options are then relative to it), or in the clone of URL that `kasava index URL` made]:value:' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
     '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
@@ -84,6 +87,7 @@ _kasava() {
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
+    '-C[Run as if started in PATH (relative paths in other options are then relative to it), or in the clone of URL that `kasava index URL` made]:value:' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
     '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \
@@ -98,6 +102,7 @@ _kasava() {
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \
     '-V[Display program version information and exit]' \
+    '-C[Run as if started in PATH (relative paths in other options are then relative to it), or in the clone of URL that `kasava index URL` made]:value:' \
     '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
     '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
     '--color[When to use colour\: auto, always, never]:value:' \

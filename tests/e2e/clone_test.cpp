@@ -120,3 +120,89 @@ TEST_CASE("index URL: a bare repository given as a path needs --rev, and works w
   REQUIRE(ask.exit_code == 0);
   CHECK(parse_json_output(ask.out)["results"][0]["symbol"].as_string() == "parseConfig");
 }
+
+TEST_CASE("index URL: the summary says where the URL was cloned") {
+  Remote remote;
+  TempDir cache("cache");
+  TempDir cwd("cwd");
+  RunOptions options;
+  options.cwd = cwd.path();
+  options.set_env("XDG_CACHE_HOME", cache.path());
+  const std::string clone =
+      cache.path() + "/kasava/repos/local" + remote.served.path() + "/project";
+
+  const RunResult text = run_kasava({"index", remote.url}, options);
+  INFO(describe(text));
+  REQUIRE(text.exit_code == 0);
+  const auto lines = lines_of(text.out);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1] == "cloned into " + clone + " (ask it with `kasava -C " + remote.url +
+                        " ask QUESTION`)");
+
+  const RunResult json = run_kasava({"index", remote.url, "--json"}, options);
+  INFO(describe(json));
+  REQUIRE(json.exit_code == 0);
+  CHECK(parse_json_output(json.out)["cloned_into"].as_string() == clone);
+
+  // A folder is not cloned: no such line, no such field.
+  const RunResult folder = run_kasava({"index", clone, "--json"}, options);
+  INFO(describe(folder));
+  REQUIRE(folder.exit_code == 0);
+  CHECK_FALSE(parse_json_output(folder.out).contains("cloned_into"));
+}
+
+TEST_CASE("-C URL: index clones the URL, then ask, status and verify use that clone's index") {
+  Remote remote;
+  TempDir cache("cache");
+  TempDir cwd("cwd");
+  RunOptions options;
+  options.cwd = cwd.path();
+  options.set_env("XDG_CACHE_HOME", cache.path());
+  const std::string clone =
+      cache.path() + "/kasava/repos/local" + remote.served.path() + "/project";
+
+  const RunResult index = run_kasava({"-C", remote.url, "index", "--json"}, options);
+  INFO(describe(index));
+  REQUIRE(index.exit_code == 0);
+  CHECK(parse_json_output(index.out)["root"].as_string() == clone);
+  CHECK(fs::is_regular_file(clone + "/.kasava/index.db"));
+
+  const RunResult ask = run_kasava({"-C", remote.url, "ask", "parseConfig", "--json"}, options);
+  INFO(describe(ask));
+  REQUIRE(ask.exit_code == 0);
+  CHECK(parse_json_output(ask.out)["results"][0]["path"].as_string() == "internal/config/config.go");
+
+  const RunResult status = run_kasava({"-C", remote.url, "status", "--json"}, options);
+  INFO(describe(status));
+  REQUIRE(status.exit_code == 0);
+  CHECK(parse_json_output(status.out)["index"].as_string() == clone + "/.kasava/index.db");
+
+  const RunResult verify = run_kasava({"-C", remote.url, "verify"}, options);
+  INFO(describe(verify));
+  CHECK(verify.exit_code == 0);
+  CHECK(fs::is_empty(cwd.path()));
+}
+
+TEST_CASE("-C URL: a URL never indexed is a one-line error saying to run `kasava index URL`") {
+  Remote remote;
+  TempDir cache("cache");
+  TempDir cwd("cwd");
+  RunOptions options;
+  options.cwd = cwd.path();
+  options.set_env("XDG_CACHE_HOME", cache.path());
+
+  for (const char* command : {"ask", "status", "verify"}) {
+    std::vector<std::string> args = {"-C", remote.url, command};
+    if (std::string(command) == "ask") args.emplace_back("parseConfig");
+    const RunResult run = run_kasava(args, options);
+    INFO(describe(run));
+    CHECK(run.exit_code == 2);
+    CHECK(run.out.empty());
+    CHECK(lines_of(run.err).size() == 1);
+    CHECK_THAT(run.err, Catch::StartsWith("kasava: error: -C '" + remote.url + "': not indexed") &&
+                            Catch::Contains("run `kasava index " + remote.url + "` first"));
+  }
+  // Nothing was cloned or written by asking.
+  CHECK_FALSE(fs::exists(cache.path() + "/kasava/repos"));
+  CHECK(fs::is_empty(cwd.path()));
+}

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -28,7 +29,10 @@ namespace {
 /// if the test leaves it running.
 class McpSession {
 public:
-  McpSession(const std::string& cwd, const TempDir& scratch) : m_stderr_path(scratch / "mcp.err") {
+  /// `kasava [global_args…] mcp`, started in cwd.
+  McpSession(const std::string& cwd, const TempDir& scratch,
+             std::vector<std::string> global_args = {})
+      : m_stderr_path(scratch / "mcp.err") {
     int to_child[2];
     int from_child[2];
     REQUIRE(::pipe2(to_child, O_CLOEXEC) == 0);
@@ -45,7 +49,10 @@ public:
     env.push_back(nullptr);
     std::string binary = KASAVA_BINARY;
     std::string command = "mcp";
-    char* argv[] = {binary.data(), command.data(), nullptr};
+    std::vector<char*> argv = {binary.data()};
+    for (auto& arg : global_args) argv.push_back(arg.data());
+    argv.push_back(command.data());
+    argv.push_back(nullptr);
 
     m_pid = ::fork();
     REQUIRE(m_pid >= 0);
@@ -54,7 +61,7 @@ public:
       ::dup2(from_child[1], STDOUT_FILENO);
       ::dup2(err, STDERR_FILENO);
       if (::chdir(cwd.c_str()) != 0) ::_exit(127);
-      ::execve(argv[0], argv, env.data());
+      ::execve(argv[0], argv.data(), env.data());
       ::_exit(127);
     }
     ::close(to_child[0]);
@@ -264,6 +271,32 @@ TEST_CASE("mcp: a whole session over pipes — search, read, refusals, bad JSON,
   session.close_stdin();
   CHECK(session.wait_exit() == 0);
   CHECK(session.rest_of_stdout().empty());
+}
+
+TEST_CASE("mcp: -C PATH serves the repository at PATH, started anywhere") {
+  FixtureRepo repo;
+  write_sample_project(repo);
+  repo.commit_all("sample");
+  TempDir elsewhere("elsewhere");
+  TempDir scratch("mcp");
+  McpSession session(elsewhere.path(), scratch, {"-C", repo.root()});
+  session.request(1, "initialize",
+                  R"({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}})");
+  session.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+
+  const JsonValue found = session.call(2, "search", R"({"query":"parseConfig","limit":3})");
+  INFO(found.dump());
+  CHECK(found["isError"] == JsonValue(false));
+  CHECK(found["structuredContent"]["results"][std::size_t{0}]["symbol"] == JsonValue("parseConfig"));
+  const JsonValue read =
+      session.call(3, "read_file_range", R"({"path":"internal/config/config.go","end_line":2})");
+  INFO(read.dump());
+  CHECK(read["isError"] == JsonValue(false));
+  const JsonValue status = session.call(4, "index_status", "{}");
+  CHECK(status["structuredContent"]["index"] == JsonValue(repo.index_path()));
+  session.close_stdin();
+  CHECK(session.wait_exit() == 0);
+  CHECK(std::filesystem::is_empty(elsewhere.path()));
 }
 
 TEST_CASE("mcp: a tool error when there is no index and no repository, the server stays up") {
