@@ -3,7 +3,7 @@
 #include "core/search/rank.hpp"
 
 #include <algorithm>
-#include <array>
+#include <initializer_list>
 
 #include "core/util/tokenize.hpp"
 
@@ -58,7 +58,7 @@ bool is_test_path(const std::vector<std::string_view>& dirs, std::string_view na
   const auto n = lower(name);
   const auto b = lower(base);
   return b.starts_with("test_") || b == "test" || b == "tests" || b == "conftest" ||
-         ends_with_any(b, {"_test", "_tests", "_spec", ".test", ".spec"}) ||
+         ends_with_any(b, {"_test", "_tests", "_spec"}) ||
          n.find(".test.") != std::string::npos || n.find(".spec.") != std::string::npos ||
          (base.size() > 4 && (base.ends_with("Test") || base.ends_with("Tests")));
 }
@@ -124,9 +124,7 @@ FileKind file_kind(std::string_view path) {
     return FileKind::build;
   }
   if (ends_with_any(n, {".d.ts", ".d.mts", ".d.cts", ".pyi"})) return FileKind::stubs;
-  if (is_any(n, {"__init__.py", "index.ts", "index.js", "index.mjs", "index.cjs", "mod.rs", "lib.rs"})) {
-    return n == "lib.rs" ? FileKind::source : FileKind::barrel;
-  }
+  if (is_any(n, {"__init__.py", "index.ts", "index.js", "index.mjs", "index.cjs", "mod.rs"})) return FileKind::barrel;
   return FileKind::source;
 }
 
