@@ -18,29 +18,43 @@
 // both scores: the cosine of a lexical-only candidate is computed from its stored vector; a
 // semantic-only candidate gets the lexical list's floor (0 when the list was not full, since
 // FTS5 then returned every chunk that matches at all, else the list's lowest score). Each
-// side is z-normalised over the candidates of this query, and the blend is
-//     w · z_semantic + (1 − w) · z_lexical
-// — the prototype's finding: a linear blend of per-query standard scores beat reciprocal-rank
-// fusion, best at w ≈ 0.7–0.8 (k_hybrid_weight; tuned on the CoSQA dev split only). Two
-// adjustments keep code queries sharp:
-//   - exact identifiers: when the query names code (parseConfig, save_file, Store::open, or is
-//     a single word), chunks whose symbol is exactly that name come first, ordered among
-//     themselves by their lexical score. Lexical mode ranks an exact definition by the same
-//     BM25, with only non-exact chunks possibly above it, so hybrid never ranks it lower.
-//     Such queries also blend with a lower w (k_identifier_weight). A query made of the
-//     words of a name ("invoice total" for compute_invoice_total, "config parse" for
-//     parseConfig) gives the chunks so named a smaller boost (k_symbol_words_boost).
-//   - files: a chunk gets a small bonus for each other above-average chunk of its file (at
-//     most two), so "which file handles X" prefers the file where several places match.
-// Scores are absolute, not per query, so --min-score can gate a CI job ("is md5 hashing
-// back?"): 1 − (1 − lexical)(1 − semantic) of the lexical score (as in lexical mode) and the
-// calibrated cosine (as in semantic mode) — strong on either side is strong, on both is
-// stronger, on neither (no word in common, cosine at the floor) is no result.
+// side is z-normalised over the candidates of this query. Ranking is then a stack of small
+// steps, each in z units, each computed from the path, the query and the two scores (BM25
+// with document frequencies, cosine: what a PostgreSQL store can compute as well), so a
+// learned combination can later fit their weights:
+//   1. the query's kind (rank.hpp): a bare identifier or qualified name blends with
+//      w = k_identifier_weight (names are a lexical matter), a sentence, with or without an
+//      identifier in it, with k_hybrid_weight; the blend is
+//          w · z_semantic + (1 − w) · z_lexical
+//      — the prototype's finding: a linear blend of per-query standard scores beat
+//      reciprocal-rank fusion, best at w ≈ 0.7–0.8 (tuned on the CoSQA dev split only);
+//   2. the file, the same for all its chunks: how its path names what is asked
+//      (path_match: `_client.py` for "keep clients in sync", `ignore/types.rs` for
+//      "ignore/types: …"; k_path_weight) and the prior of its kind for this query
+//      (kind_prior: tests, docs, changelogs, examples, build files, generated files,
+//      re-export barrels and type stubs rank below source unless the query names the kind);
+//   3. the file's other places: a small bonus for each other above-average chunk of its file
+//      (at most two), so "which file handles X" prefers the file where several places match;
+//   4. names: a query made of the words of a name ("invoice total" for compute_invoice_total,
+//      "config parse" for parseConfig) lifts the chunks so named (k_symbol_words_boost); and
+//      when the query names code (parseConfig, save_file, Store::open, or is a single word),
+//      chunks whose symbol is exactly that name come first, ordered among themselves by their
+//      lexical score. Lexical mode ranks an exact definition by the same BM25, with only
+//      non-exact chunks possibly above it, so hybrid never ranks it lower;
+//   5. diversity (in the output order below): each earlier place of the same file lowers a
+//      chunk by k_repeat_penalty, so the first screen shows the best places of several files.
+// Lexical and semantic modes stay the raw retrieval of one side, without these steps.
+// The steps order the list; they do not change the score shown, which is absolute, not per
+// query, so --min-score can gate a CI job ("is md5 hashing back?"): 1 − (1 − lexical)(1 −
+// semantic) of the lexical score (as in lexical mode) and the calibrated cosine (as in
+// semantic mode) — strong on either side is strong, on both is stronger, on neither (no word
+// in common, cosine at the floor) is no result.
 //
-// Output order. Grouping: at most max_per_file chunks of one file take places in the list
-// before chunks of other files; the rest only fill places left over. Scores are then made
-// non-increasing down the list (a deferred chunk never shows a higher score than the one
-// above it). Ties break by path and line, so identical inputs give identical output.
+// Output order. Diversity (hybrid, step 5 above); then grouping: at most max_per_file chunks of
+// one file take places in the list before chunks of other files; the rest only fill places
+// left over. Scores are then made non-increasing down the list (a deferred chunk never shows a
+// higher score than the one above it). Ties break by path and line, so identical inputs give
+// identical output.
 #include "core/search/search.hpp"
 
 #include <algorithm>
@@ -48,6 +62,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/search/rank.hpp"
 #include "core/store/vectors.hpp"
 #include "core/util/glob.hpp"
 #include "core/util/tokenize.hpp"
@@ -75,9 +90,17 @@ constexpr double k_cosine_floor = 0.3;
 constexpr double k_cosine_full = 1.0;
 // Added (in z units) to chunks whose name holds every word of a query of two or more words.
 constexpr double k_symbol_words_boost = 1.5;
-// Bonus per other above-average chunk of the same file, and how many count.
+// Bonus per other above-average chunk of the same file, and how many count (0.2 for up to 4
+// measured no better on the tuning part of the commit-subject set).
 constexpr double k_file_bonus = 0.1;
 constexpr int k_file_bonus_chunks = 2;
+// Added (in z units) times path_match: a file named after what is asked. On the tuning part
+// of the commit-subject set (httpx, cobra, fastify, fd, jq) it is worth +0.016 MRR.
+constexpr double k_path_weight = 1.0;
+// A second (third…) place of a file ranks as if this much (z units) lower per earlier place
+// of that file: the first screen shows several files. It does not change which file comes
+// first, so file-level MRR does not see it; 0.3 lets a clearly better second place stay.
+constexpr double k_repeat_penalty = 0.3;
 
 double squash(double bm25) { return bm25 <= 0 ? 0.0 : bm25 / (bm25 + k_score_half_point); }
 
@@ -281,19 +304,36 @@ void blend(const Plan& plan, const std::vector<float>& query_vector, bool lexica
   const auto z_lexical = z_scores(lexical);
   const auto z_semantic = z_scores(semantic);
   const Query& query = plan.query;
-  const double w = plan.options.hybrid_weight ? *plan.options.hybrid_weight
-                   : query.one_identifier     ? k_identifier_weight
-                                              : plan.options.prose_weight;
-  std::map<std::string, int> good_per_file;
+  // Step 1: the query's kind sets the blend's w (a sentence with an identifier in it blends
+  // like prose: 0.6 for it measured 0.595 MRR against 0.598 at 0.75; its identifiers get the
+  // exact-name rule below), and the blend is the chunk's own evidence.
+  const double w = plan.options.hybrid_weight                 ? *plan.options.hybrid_weight
+                   : query_kind(query) == QueryKind::identifier ? k_identifier_weight
+                                                              : plan.options.prose_weight;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    auto& c = candidates[i];
-    c.value = w * z_semantic[i] + (1.0 - w) * z_lexical[i];
-    if (c.value > 0.0) ++good_per_file[c.record.path];
+    candidates[i].value = w * z_semantic[i] + (1.0 - w) * z_lexical[i];
   }
+  // Step 2: the file's evidence, once per path: its good places (above the query's average),
+  // how its path names the query, and the prior of its kind for this query.
+  struct FileEvidence {
+    int good = 0;
+    double bonus = 0.0;  // what every chunk of the file gets
+  };
+  std::unordered_map<std::string, FileEvidence> files;
+  for (const auto& c : candidates) {
+    auto& file = files[c.record.path];
+    if (c.value > 0.0) ++file.good;
+  }
+  for (auto& [path, file] : files) {
+    file.bonus = k_path_weight * path_match(path, query) + kind_prior(file_kind(path), query);
+  }
+  // Step 3: per chunk: the file's bonus and its other good places, a name that holds all the
+  // query's words, and exact identifiers above everything.
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     auto& c = candidates[i];
-    const int good = good_per_file[c.record.path] - (c.value > 0.0 ? 1 : 0);
-    c.value += k_file_bonus * std::min(good, k_file_bonus_chunks);
+    const auto& file = files[c.record.path];
+    const int good = file.good - (c.value > 0.0 ? 1 : 0);
+    c.value += file.bonus + k_file_bonus * std::min(good, k_file_bonus_chunks);
     if (symbol_holds(query.parts, c.record)) c.value += k_symbol_words_boost;
     const bool exact = std::any_of(query.identifiers.begin(), query.identifiers.end(),
                                    [&](const std::string& word) { return names_chunk(word, c.record); });
@@ -316,6 +356,15 @@ std::vector<SearchHit> order(const Plan& plan, std::vector<Candidate>& candidate
     return a.chunk_id < b.chunk_id;
   });
 
+  // Diversity: the n-th place of a file ranks as if (n − 1)·k_repeat_penalty lower, so the
+  // first screen shows the best places of several files before a second of the same file.
+  // Exact identifier matches keep their places (they lie k_exact_symbol_boost above).
+  if (plan.mode == Mode::hybrid) {
+    std::unordered_map<std::string, int> seen;
+    for (auto& c : candidates) c.value -= k_repeat_penalty * seen[c.record.path]++;
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.value > b.value; });
+  }
   std::vector<Candidate*> ordered;
   std::vector<Candidate*> deferred;
   std::map<std::string, int> per_file;

@@ -1,7 +1,8 @@
 // Answers a query from the index in one of three modes — lexical (BM25 over code-aware tokens
 // with field weights), semantic (the query's vector against the chunks' vectors: Hamming scan,
-// 4-bit rescoring) or hybrid (both, blended per query) — with filters (language, path glob),
-// per-file grouping and a stable, deterministic order. See search.cpp for the ranking.
+// 4-bit rescoring) or hybrid (both, blended per query, then weighed by the file: its path and
+// kind) — with filters (language, path glob), per-file grouping and a stable, deterministic
+// order. See search.cpp for the ranking.
 #pragma once
 
 #include <optional>

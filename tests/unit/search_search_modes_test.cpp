@@ -307,3 +307,59 @@ TEST_CASE("search::search hybrid lifts a chunk named by all the query's words") 
   REQUIRE_FALSE(hits.empty());
   CHECK(hits[0].record.chunk.symbol == "compute_invoice_total");
 }
+
+TEST_CASE("search::search hybrid prefers source to a test for prose, and finds the test when asked") {
+  Fixture f;
+  f.stamp();
+  f.fill(10);
+  // The test echoes the question a little better than the code it tests.
+  f.put("src/upload.py", "python",
+        {make_chunk("send_file", 1, "def send_file(path):\n    # send the file to the server\n")});
+  f.put("tests/test_upload.py", "python",
+        {make_chunk("check_send", 1, "def check_send():\n    # send the file to the server, send it\n")});
+  FakeEmbedder embedder;
+  search::SearchOptions options;
+  options.query = "send the file to the server";
+  auto hits = search::search(*f.store, options, &embedder).value();
+  REQUIRE(hits.size() >= 2);
+  CHECK(hits[0].record.path == "src/upload.py");
+  options.query = "test that we send the file to the server";
+  hits = search::search(*f.store, options, &embedder).value();
+  REQUIRE(hits.size() >= 2);
+  CHECK(hits[0].record.path == "tests/test_upload.py");
+}
+
+TEST_CASE("search::search hybrid prefers the file named after the topic to a method echoing its words") {
+  Fixture f;
+  f.stamp();
+  f.fill(10);
+  f.put("net/cookie_jar.py", "python",
+        {make_chunk("expire", 1, "def expire(self):\n    # drop each cookie of the jar past its expiry\n"),
+         make_chunk("load", 5, "def load(self, path):\n    # read the saved entries\n")});
+  f.put("net/client.py", "python",
+        {make_chunk("cookie_jar_helper", 1,
+                    "def cookie_jar_helper(self):\n    # format the header line\n")});
+  FakeEmbedder embedder;
+  search::SearchOptions options;
+  options.query = "cookie jar: expiry";
+  const auto hits = search::search(*f.store, options, &embedder).value();
+  REQUIRE_FALSE(hits.empty());
+  CHECK(hits[0].record.path == "net/cookie_jar.py");
+}
+
+TEST_CASE("search::search hybrid shows several files before a second place of one") {
+  Fixture f;
+  f.stamp();
+  f.fill(10);
+  const std::string text = "def go():\n    # retry the upload\n";
+  f.put("a/first.py", "python", {make_chunk("go", 1, text), make_chunk("go", 5, text)});
+  f.put("b/second.py", "python", {make_chunk("go", 1, text)});
+  FakeEmbedder embedder;
+  search::SearchOptions options;
+  options.query = "retry the upload";
+  const auto hits = search::search(*f.store, options, &embedder).value();
+  REQUIRE(hits.size() >= 3);
+  CHECK(hits[0].record.path == "a/first.py");
+  CHECK(hits[1].record.path == "b/second.py");
+  CHECK(hits[2].record.path == "a/first.py");
+}
