@@ -151,7 +151,7 @@ TEST_CASE("index URL: the summary says where the URL was cloned") {
   CHECK_FALSE(parse_json_output(folder.out).contains("cloned_into"));
 }
 
-TEST_CASE("-C URL: index clones the URL, then ask, status and verify use that clone's index") {
+TEST_CASE("kasava -C URL: index clones the URL, then ask, status and verify use that clone's index") {
   Remote remote;
   TempDir cache("cache");
   TempDir cwd("cwd");
@@ -183,7 +183,7 @@ TEST_CASE("-C URL: index clones the URL, then ask, status and verify use that cl
   CHECK(fs::is_empty(cwd.path()));
 }
 
-TEST_CASE("-C URL: a URL never indexed is a one-line error saying to run `kasava index URL`") {
+TEST_CASE("kasava -C URL: a URL never indexed is a one-line error saying to run `kasava index URL`") {
   Remote remote;
   TempDir cache("cache");
   TempDir cwd("cwd");

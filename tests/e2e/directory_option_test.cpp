@@ -29,7 +29,7 @@ struct Elsewhere {
 
 }  // namespace
 
-TEST_CASE("-C PATH: index, ask, status and verify run as if started in PATH") {
+TEST_CASE("kasava -C PATH: index, ask, status and verify run as if started in PATH") {
   Elsewhere here;
 
   const RunResult index = here.run({"-C", here.repo.root(), "index", "--json"});
@@ -60,7 +60,7 @@ TEST_CASE("-C PATH: index, ask, status and verify run as if started in PATH") {
   CHECK(fs::is_empty(here.other.path()));
 }
 
-TEST_CASE("-C PATH: a relative PATH, and a relative --index, are read from where they lead") {
+TEST_CASE("kasava -C PATH: a relative PATH, and a relative --index, are read from where they lead") {
   Elsewhere here;
   // Started in the repository's parent, naming it by its last component.
   RunOptions parent = here.options;
@@ -88,7 +88,7 @@ TEST_CASE("-C PATH: a relative PATH, and a relative --index, are read from where
   CHECK(parse_json_output(ask.out)["results"][0]["symbol"].as_string() == "parseConfig");
 }
 
-TEST_CASE("-C PATH: a folder that does not exist is a one-line error, exit 2") {
+TEST_CASE("kasava -C PATH: a folder that does not exist is a one-line error, exit 2") {
   Elsewhere here;
   const std::string missing = here.other / "no-such-folder";
   for (const char* command : {"ask", "index", "status", "verify"}) {
