@@ -139,8 +139,13 @@ const std::vector<CommandSpec>& command_table() {
        "  semantic  the cosine of the query's and the chunk's vectors, from 0 at 0.3\n"
        "            (unrelated text: not a result) to 1 at 1 (a clear match: ~0.4-0.6)\n"
        "  hybrid    1 - (1 - lexical)(1 - semantic); the order blends both sides,\n"
-       "            z-normalised over this query's candidates, 3:1 towards meaning\n"
-       "Chunks named exactly as an identifier of the query (parseConfig) come first.",
+       "            z-normalised over this query's candidates (3:1 towards meaning for\n"
+       "            a sentence, towards words for an identifier), with the file's\n"
+       "            evidence: its path and name against the query, its other matching\n"
+       "            places, and its kind (tests, docs, examples, build files and\n"
+       "            generated files rank lower unless the query names that kind)\n"
+       "Chunks named exactly as an identifier of the query (parseConfig) come first; the\n"
+       "first screen shows several files before a second place of one.",
        Needs::fresh_index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("query", o.ask.query, "The question, in words or identifiers")
