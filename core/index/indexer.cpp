@@ -83,6 +83,7 @@
 #include <vector>
 
 #include "core/embed/model.hpp"
+#include "core/index/history.hpp"
 #include "core/parse/chunker.hpp"
 #include "core/util/hash.hpp"
 #include "core/util/parallel.hpp"
@@ -689,8 +690,11 @@ std::string skip_reason_for_content(std::string_view path, std::string_view cont
   return "";
 }
 
-util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
-                                     const IndexOptions& options, const IndexCallbacks& callbacks) {
+namespace {
+
+// The files of a run: everything run_index does but the history step.
+util::Result<IndexSummary> index_files(repo::Source& source, store::Store& store,
+                                       const IndexOptions& options, const IndexCallbacks& callbacks) {
   const auto started = std::chrono::steady_clock::now();
   const std::string limit_text = std::to_string(options.max_file_size);
   const std::string model = options.embedder ? options.embedder->model_id() : "";
@@ -1082,6 +1086,20 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   if (remote) summary.embedding.pending = static_cast<std::size_t>(store.pending_count());
   summary.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return summary;
+}
+
+} // namespace
+
+util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
+                                     const IndexOptions& options, const IndexCallbacks& callbacks) {
+  auto summary = index_files(source, store, options, callbacks);
+  // Last, after the files are written: the history drops rows of paths without a file.
+  if (summary && !options.dry_run) {
+    if (auto history = update_history(source, store); !history && callbacks.warning) {
+      callbacks.warning("history: " + history.error().message);
+    }
+  }
   return summary;
 }
 
