@@ -19,7 +19,6 @@ using detail::TreeHandle;
 
 using RevwalkHandle = detail::GitHandle<git_revwalk, git_revwalk_free>;
 
-constexpr std::size_t k_body_lines = 2;
 constexpr std::size_t k_max_line_bytes = 200;
 constexpr std::string_view k_line_separator = " ; ";
 // What util::secret_rule is asked with: a config file's extension turns on its rule for
@@ -130,7 +129,7 @@ std::string clean_line(std::string_view line) {
 
 }  // namespace
 
-std::string commit_text(std::string_view message) {
+std::string commit_text(std::string_view message, std::size_t body_lines) {
   if (util::looks_like_secret(k_secret_probe_path, message)) {
     // Some line holds it, or the message only as a whole: keep the lines that do not.
     bool found_in_a_line = false;
@@ -148,7 +147,7 @@ std::string commit_text(std::string_view message) {
   std::string text;
   std::size_t kept = 0;
   std::size_t start = 0;
-  while (start <= message.size() && kept < 1 + k_body_lines) {
+  while (start <= message.size() && kept < 1 + body_lines) {
     const std::size_t end = std::min(message.find('\n', start), message.size());
     const std::string_view raw = message.substr(start, end - start);
     start = end + 1;
@@ -244,7 +243,7 @@ util::Result<HistoryWalk> read_history(const std::string& path, const std::strin
       entry.paths = diff.take();
       if (entry.paths.empty()) continue;
       const char* message = git_commit_message(commit.get());
-      entry.text = commit_text(message ? message : "");
+      entry.text = commit_text(message ? message : "", limits.body_lines);
       if (entry.text.empty()) continue;
       walk.commits.push_back(std::move(entry));
     }

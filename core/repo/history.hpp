@@ -21,6 +21,11 @@ struct HistoryLimits {
   /// A commit that changed more files than this (a reformat, a licence header, a vendored
   /// import) says little of any one of them: its text is kept for none.
   std::size_t max_paths_per_commit = 200;
+  /// Lines of a message's body kept after its subject (commit_text). None by default: on the
+  /// commit set's httpx queries (50, each at its parent) BM25 over the files' histories found
+  /// the right file with MRR 0.429 from subjects alone and 0.338 with two body lines, which
+  /// also doubled the field's size.
+  std::size_t body_lines = 0;
 };
 
 /// One non-merge commit of the walk.
@@ -50,12 +55,12 @@ struct HistoryWalk {
 util::Result<HistoryWalk> read_history(const std::string& path, const std::string& tip,
                                        const std::string& known_tip, const HistoryLimits& limits);
 
-/// The text kept of a commit message: its subject and up to two further lines of its body
-/// (trailers such as `Signed-off-by:` skipped), joined by " ; ", with control characters
+/// The text kept of a commit message: its subject and up to `body_lines` further lines of its
+/// body (trailers such as `Signed-off-by:` skipped), joined by " ; ", with control characters
 /// turned into spaces, runs of spaces collapsed and each line cut to 200 bytes (at a UTF-8
 /// boundary). Commit text is untrusted: a line that util::secret_rule finds a secret in is
 /// dropped, and when the message as a whole holds one no single line shows (a key pair across
 /// lines), nothing is kept.
-std::string commit_text(std::string_view message);
+std::string commit_text(std::string_view message, std::size_t body_lines = 0);
 
 }  // namespace kasava::repo

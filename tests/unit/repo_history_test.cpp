@@ -53,11 +53,13 @@ TEST_CASE("repo::read_history lists each commit's changed files, newest first") 
   const std::string first = commit(dir, "Add a and b");
   write(dir.file("a.txt"), "a2\n");
   const std::string second = commit(dir, "Change a\n\nBecause a was wrong.\nSigned-off-by: x <x@x>");
+  HistoryLimits with_body;
+  with_body.body_lines = 2;
   write(dir.file("sub/deep/b.txt"), "b2\n");
   write(dir.file("sub/c.txt"), "c\n");
   const std::string third = commit(dir, "Change b, add c");
 
-  const HistoryWalk history = walk(dir, third);
+  const HistoryWalk history = walk(dir, third, "", with_body);
   CHECK(history.from_scratch);
   CHECK(history.walked == 3);
   REQUIRE(history.commits.size() == 3);
@@ -70,8 +72,7 @@ TEST_CASE("repo::read_history lists each commit's changed files, newest first") 
   CHECK(history.commits[2].paths == std::vector<std::string>{"a.txt", "sub/deep/b.txt"});
 
   // --rev of an older commit: only what is reachable from it.
-  CHECK(texts(walk(dir, second)) == std::vector<std::string>{"Change a ; Because a was wrong.",
-                                                              "Add a and b"});
+  CHECK(texts(walk(dir, second)) == std::vector<std::string>{"Change a", "Add a and b"});
 }
 
 TEST_CASE("repo::read_history skips merges and keeps both sides' commits") {
@@ -189,11 +190,12 @@ TEST_CASE("repo::read_history errors: no repository, unknown commit") {
   CHECK_FALSE(read_history(dir.path(), "HEAD", "", {}));
 }
 
-TEST_CASE("repo::commit_text keeps the subject and two body lines, cleaned and bounded") {
-  CHECK(commit_text("Fix the parser\n\nIt broke on tabs.\nNow it does not.\nThird line.\n") ==
+TEST_CASE("repo::commit_text keeps the subject and body lines if asked, cleaned and bounded") {
+  CHECK(commit_text("Fix the parser\n\nIt broke on tabs.\nNow it does not.\nThird line.\n") == "Fix the parser");
+  CHECK(commit_text("Fix the parser\n\nIt broke on tabs.\nNow it does not.\nThird line.\n", 2) ==
         "Fix the parser ; It broke on tabs. ; Now it does not.");
   CHECK(commit_text("\n\n  Subject  with   spaces \n") == "Subject with spaces");
-  CHECK(commit_text("Subject\n\nCo-authored-by: a <a@a>\nSigned-off-by: b <b@b>\nBody\n") ==
+  CHECK(commit_text("Subject\n\nCo-authored-by: a <a@a>\nSigned-off-by: b <b@b>\nBody\n", 2) ==
         "Subject ; Body");
   CHECK(commit_text("Bell\a and \x1b[31mescape\x1b[0m\tand tab") == "Bell and [31mescape [0m and tab");
   CHECK(commit_text("") == "");
@@ -208,8 +210,12 @@ TEST_CASE("repo::commit_text keeps the subject and two body lines, cleaned and b
 
 TEST_CASE("repo::commit_text drops the lines holding a secret") {
   const std::string token = "ghp_" + std::string("a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
-  CHECK(commit_text("Rotate the token\n\ntoken is " + token + "\nSafe line\n") ==
+  CHECK(commit_text("Rotate the token\n\ntoken is " + token + "\nSafe line\n", 2) ==
         "Rotate the token ; Safe line");
   CHECK(commit_text("Leak " + token) == "");
-  CHECK(commit_text("Set password\n\ndb_password: \"Kq9zR2mW4xVb\"\n") == "Set password");
+  CHECK(commit_text("Set password\n\ndb_password: \"Kq9zR2mW4xVb\"\n", 2) == "Set password");
+  // A key pair across lines: no single line shows it, the whole message keeps nothing.
+  const std::string id = std::string("AK") + "IAP4JFOAFLKMUQ8RUV";
+  const std::string secret = std::string("twcLfq1sPjkFrq6Wo8jn") + "Jx/pxLcQE7//q7kmCHnB";
+  CHECK(commit_text("Keys\n\nid " + id + "\nsecret " + secret + "\n", 2) == "");
 }
