@@ -24,6 +24,10 @@ struct HistoryUpdate {
 /// that commit, the new commits when it descends from the stored tip, else the newest
 /// `limits.max_commits` from scratch. One transaction. A failure to read the history is
 /// returned as an error for the caller to report as a warning: the files are indexed anyway.
+/// The bound is on the commits one run reads, not on what the index keeps: refreshed along a
+/// branch, an index keeps commits older than the newest max_commits (each path still keeps at
+/// most store::k_history_per_path lines), so it may hold more history than a fresh index of
+/// the same commit of a repository with more commits than the bound.
 util::Result<HistoryUpdate> update_history(const repo::Source& source, store::Store& store,
                                            const repo::HistoryLimits& limits = {});
 

@@ -31,6 +31,9 @@ struct HistoryExtent {
 
 /// Each path keeps the text of at most this many commits, the newest: one file that every
 /// commit touches (a changelog, a version file) must not make the field grow with the history.
-inline constexpr std::size_t k_history_per_path = 32;
+/// Measured with bench/history_signal.py (5 tuning repositories, 50 queries each): MRR 0.386
+/// with 32, 0.419 with 128, 0.423 with no cap to speak of (1,024); on redis the field adds
+/// 3.7%, 5.1% and 5.7% to the index.
+inline constexpr std::size_t k_history_per_path = 128;
 
 }  // namespace kasava::store
