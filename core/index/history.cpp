@@ -1,17 +1,30 @@
-// update_history(): the indexing step of the history field (history.hpp).
+// HistoryStep: the indexing step of the history field (history.hpp).
 #include "core/index/history.hpp"
 
 namespace kasava::index {
 
-util::Result<HistoryUpdate> update_history(const repo::Source& source, store::Store& store,
-                                           const repo::HistoryLimits& limits) {
+HistoryStep::HistoryStep(const repo::Source& source, const store::Store& store,
+                         const repo::HistoryLimits& limits) {
+  m_tip = source.is_git() ? source.commit_id() : std::string();
+  std::string known = store.meta("history_tip").value_or("");
+  m_current = m_tip == known;
+  if (m_current || m_tip.empty()) return;
+  m_reading = std::async(std::launch::async, [root = source.root(), tip = m_tip,
+                                              known = std::move(known), limits] {
+    return repo::read_history(root, tip, known, limits);
+  });
+}
+
+HistoryStep::~HistoryStep() {
+  if (m_reading && m_reading->valid()) m_reading->wait();
+}
+
+util::Result<HistoryUpdate> HistoryStep::finish(store::Store& store) {
   HistoryUpdate update;
-  const std::string tip = source.is_git() ? source.commit_id() : std::string();
-  const std::string known = store.meta("history_tip").value_or("");
-  if (tip == known) return update;
-  repo::HistoryWalk walk;
-  if (!tip.empty()) {
-    auto read = repo::read_history(source.root(), tip, known, limits);
+  if (m_current) return update;
+  repo::HistoryWalk walk;  // no commit: an empty history replaces what was stored
+  if (m_reading) {
+    auto read = m_reading->get();
     if (!read) return read.error();
     walk = std::move(*read);
   }
@@ -22,7 +35,7 @@ util::Result<HistoryUpdate> update_history(const repo::Source& source, store::St
   }
   store.begin();
   try {
-    store.put_history(records, walk.from_scratch, tip, static_cast<std::int64_t>(walk.walked));
+    store.put_history(records, walk.from_scratch, m_tip, static_cast<std::int64_t>(walk.walked));
     store.commit();
   } catch (...) {
     try {

@@ -1093,11 +1093,14 @@ util::Result<IndexSummary> index_files(repo::Source& source, store::Store& store
 
 util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
                                      const IndexOptions& options, const IndexCallbacks& callbacks) {
+  // The history is read while the files are indexed, and written after them: it drops the
+  // rows of paths without a file.
+  std::optional<HistoryStep> history;
+  if (!options.dry_run) history.emplace(source, store);
   auto summary = index_files(source, store, options, callbacks);
-  // Last, after the files are written: the history drops rows of paths without a file.
-  if (summary && !options.dry_run) {
-    if (auto history = update_history(source, store); !history && callbacks.warning) {
-      callbacks.warning("history: " + history.error().message);
+  if (summary && history) {
+    if (auto update = history->finish(store); !update && callbacks.warning) {
+      callbacks.warning("history: " + update.error().message);
     }
   }
   return summary;
