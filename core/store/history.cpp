@@ -15,6 +15,7 @@
 #include "core/store/history.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <unordered_map>
 
@@ -129,8 +130,7 @@ void Store::put_history(const std::vector<HistoryCommitRecord>& newest_first, bo
   } catch (const sqlite::Error& error) {
     throw util::Failure("writing history to index '" + path() + "': " + error.what());
   }
-  const auto previous = replace ? std::nullopt : meta("history_commits");
-  const std::int64_t total = commits_read + (previous ? std::stoll(*previous) : 0);
+  const std::int64_t total = commits_read + (replace ? 0 : history_extent().commits);
   set_meta("history_tip", tip);
   set_meta("history_commits", std::to_string(total));
 }
@@ -138,12 +138,12 @@ void Store::put_history(const std::vector<HistoryCommitRecord>& newest_first, bo
 HistoryExtent Store::history_extent() const {
   HistoryExtent extent;
   extent.tip = meta("history_tip").value_or("");
-  const auto commits = meta("history_commits");
-  if (commits) {
-    try {
-      extent.commits = std::stoll(*commits);
-    } catch (const std::exception&) {
-      extent.commits = 0;  // a damaged value: no extent rather than an error
+  if (const auto commits = meta("history_commits")) {
+    // A damaged value counts as none rather than an error.
+    const auto [end, error] =
+        std::from_chars(commits->data(), commits->data() + commits->size(), extent.commits);
+    if (error != std::errc() || end != commits->data() + commits->size() || extent.commits < 0) {
+      extent.commits = 0;
     }
   }
   sqlite::Database& db = database();

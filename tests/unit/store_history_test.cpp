@@ -149,3 +149,14 @@ TEST_CASE("store::Store::history_search: an index without history has no hits") 
   CHECK(extent.commits == 0);
   CHECK(extent.paths == 0);
 }
+
+TEST_CASE("store::Store::history_extent: a damaged count is none, and a new count starts over") {
+  TempDir dir;
+  auto store = open_store(dir.file("index.db"));
+  add_files(*store, {"a.c"});
+  put(*store, {{"first", {"a.c"}}}, true, "t1", 5);
+  store->set_meta("history_commits", "12x");
+  CHECK(store->history_extent().commits == 0);
+  put(*store, {{"second", {"a.c"}}}, false, "t2", 2);
+  CHECK(store->history_extent().commits == 2);
+}
