@@ -71,6 +71,7 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context, Pre
   if (model.empty()) model = "none";
   const std::string dims = store->meta("embedding_dims").value_or("");
   const long stale = revision.empty() ? count_stale_files(*store, target.root) : -1;
+  const store::HistoryExtent history = store->history_extent();
   const Settings& settings = context.settings();
 
   if (options.json) {
@@ -94,6 +95,8 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context, Pre
     json.key("dimensions").value(static_cast<std::int64_t>(dims.empty() ? 0 : std::atoi(dims.c_str())));
     json.key("vectors").value(static_cast<std::int64_t>(stats.vectors));
     json.key("pending_vectors").value(static_cast<std::int64_t>(stats.pending_vectors));
+    json.key("history_commits").value(history.commits);
+    json.key("history_files").value(history.paths);
     json.key("settings").begin_object();
     for (const auto& [name, setting] : shown_settings(settings)) {
       json.key(name).begin_object();
@@ -147,6 +150,9 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context, Pre
   }
   row("model", model == "none" ? "none (lexical search only)"
                                : model + " (" + dims + " dimensions, " + vectors + ")");
+  row("history", history.tip.empty() ? std::string("(none)")
+                                      : std::to_string(history.commits) + " commits read, " +
+                                            std::to_string(history.paths) + " files with a history");
   bool first = true;
   for (const auto& [name, setting] : shown_settings(settings)) {
     if (!setting->is_set()) continue;

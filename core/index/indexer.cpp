@@ -81,6 +81,7 @@
 #include <vector>
 
 #include "core/index/file_work.hpp"
+#include "core/index/history.hpp"
 #include "core/index/listing.hpp"
 #include "core/index/remote_embedding.hpp"
 #include "core/index/writer.hpp"
@@ -437,8 +438,11 @@ std::size_t IndexSummary::skipped_total() const {
   return total;
 }
 
-util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
-                                     const IndexOptions& options, const IndexCallbacks& callbacks) {
+namespace {
+
+// The files of a run: everything run_index does but the history step.
+util::Result<IndexSummary> index_files(repo::Source& source, store::Store& store,
+                                       const IndexOptions& options, const IndexCallbacks& callbacks) {
   const Run run{source, store, options, callbacks};
   auto listed = list_files(source, store, !run.limit_changed && run.stamped == run.model);
   if (!listed) return listed.error();
@@ -535,6 +539,23 @@ util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
   }
   if (run.remote) summary.embedding.pending = static_cast<std::size_t>(store.pending_count());
   summary.seconds = run.seconds();
+  return summary;
+}
+
+}  // namespace
+
+util::Result<IndexSummary> run_index(repo::Source& source, store::Store& store,
+                                     const IndexOptions& options, const IndexCallbacks& callbacks) {
+  // The history is read while the files are indexed, and written after them: it drops the
+  // rows of paths without a file.
+  std::optional<HistoryStep> history;
+  if (!options.dry_run) history.emplace(source, store);
+  auto summary = index_files(source, store, options, callbacks);
+  if (summary && history) {
+    if (auto update = history->finish(store); !update && callbacks.warning) {
+      callbacks.warning("history: " + update.error().message);
+    }
+  }
   return summary;
 }
 

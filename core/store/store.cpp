@@ -254,6 +254,9 @@ private:
 
 } // namespace
 
+// The history field's tables (history.cpp).
+void create_history_tables(sqlite::Database& db);
+
 struct Store::Impl {
   // `name`: what SQLite opens, the path or a URI of it (see Store::open).
   Impl(std::string path, const std::string& name, OpenMode mode, int flags)
@@ -345,6 +348,9 @@ struct Store::Impl {
       if (sqlite3_db_readonly(m_db.get(), "main") == 0) {
         if (!m_db.has_table("stat_cache")) m_db.exec(k_stat_cache_sql);
         if (!m_db.has_table("trees")) m_db.exec(k_trees_sql);
+        // The history field (history.cpp) comes without a new schema number: an older kasava
+        // neither reads nor updates it, and its meta history_tip tells the next run what to read.
+        if (!m_db.has_table("history_fts")) create_history_tables(m_db);
         if (readable_older) upgrade_schema(std::stoi(*version));
       }
     }
@@ -690,6 +696,10 @@ std::optional<int> Store::schema_version(const std::string& path) {
 
 const std::string& Store::path() const {
   return m_impl->m_path;
+}
+
+sqlite::Database& Store::database() const {
+  return m_impl->m_db;
 }
 
 std::optional<std::string> Store::meta(std::string_view key) const {

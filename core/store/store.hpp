@@ -14,12 +14,17 @@
 #include <utility>
 #include <vector>
 
+#include "core/store/history.hpp"
 #include "core/store/text_packs.hpp"
 #include "core/store/vectors.hpp"
 #include "core/types/chunk.hpp"
 #include "core/util/result.hpp"
 
 namespace kasava::store {
+
+namespace sqlite {
+class Database;
+}
 
 /// Bumped whenever the schema or the tokenization changes; older indexes must be rebuilt
 /// (`kasava index` and the refresh before `ask` do it by themselves: the index is a cache).
@@ -304,9 +309,32 @@ public:
   /// The largest chunk id in use (0 when there are no chunks).
   std::int64_t last_chunk_id() const;
 
+  // --- history: commit text per path (history.hpp; defined in history.cpp)
+  /// Adds commits (newest first) to the history of the paths they changed, within the
+  /// caller's transaction: each path keeps the newest k_history_per_path lines. `replace`:
+  /// the history read from scratch (another branch, an older commit, a first run) replaces
+  /// what was stored. Drops the rows of paths that have no `files` row. Records `tip` (meta
+  /// history_tip) and the commits read (meta history_commits, added to the stored count
+  /// unless `replace`). Touches neither files nor chunks: the listing digest stays valid.
+  void put_history(const std::vector<HistoryCommitRecord>& newest_first, bool replace,
+                   std::string_view tip, std::int64_t commits_read);
+  /// The tip, commits read and paths of the stored history (all empty or 0 when none).
+  HistoryExtent history_extent() const;
+  /// Files ranked by BM25 over their history: the text of the newest commits that touched
+  /// each (one document per path; `porter kasava` tokens, so the same terms as chunks_fts), for
+  /// an FTS5 MATCH expression such as search::Query::match_expression (its terms quoted and
+  /// OR-ed), best first, at most `limit`. Scores are FTS5's bm25() negated (higher is better,
+  /// > 0), comparable within one query only. Paths are repository-relative like the `files`
+  /// rows, and a path may be one the index skipped. An index without history (a plain
+  /// directory, one built before the field existed) gives no hits; an invalid expression is
+  /// an error, not an exception. Cost: one FTS5 query over at most one row per file.
+  util::Result<std::vector<HistoryHit>> history_search(std::string_view match_expression,
+                                                       int limit) const;
+
 private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  sqlite::Database& database() const;  // for history.cpp
   std::unique_ptr<Impl> m_impl;
 };
 

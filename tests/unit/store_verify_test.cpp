@@ -128,3 +128,20 @@ TEST_CASE("store::check_index: a pack of text no chunk refers to is damage") {
   REQUIRE(check);
   CHECK(check->problems == std::vector<std::string>{"1 packs of chunk text belong to no chunk"});
 }
+
+TEST_CASE("store::check_index: the history field is no damage after updates") {
+  TempDir dir;
+  const auto path = dir.file("index.db");
+  fill(path);
+  {
+    auto store = Store::open(path, OpenMode::read_write).value_or_throw();
+    for (const char* tip : {"t1", "t2"}) {
+      store->begin();
+      store->put_history({{std::string("change of ") + tip, {"a.cpp", "c.bin"}}}, false, tip, 1);
+      store->commit();
+    }
+  }
+  auto sound = check_index(path);
+  REQUIRE(sound);
+  CHECK(sound->problems.empty());
+}
