@@ -363,3 +363,25 @@ TEST_CASE("search::search hybrid shows several files before a second place of on
   CHECK(hits[1].record.path == "b/second.py");
   CHECK(hits[2].record.path == "a/first.py");
 }
+
+TEST_CASE("search::search hybrid prefers the file whose commits speak of what is asked") {
+  Fixture f;
+  f.stamp();
+  f.fill(10);
+  // Two files alike in every other way: without history the tie breaks by path (alpha first).
+  const std::string text = "def go(self):\n    # wait and try the upload again\n";
+  f.put("a/alpha.py", "python", {make_chunk("go", 1, text)});
+  f.put("b/beta.py", "python", {make_chunk("go", 1, text)});
+  f.store->begin();
+  f.store->put_history({{"Limit retries of uploads after a timeout", {"b/beta.py"}},
+                        {"Render dates in the local zone", {"a/alpha.py"}}},
+                       true, "tip", 2);
+  f.store->commit();
+  FakeEmbedder embedder;
+  search::SearchOptions options;
+  options.query = "limit upload retries";
+  const auto hits = search::search(*f.store, options, &embedder).value();
+  REQUIRE(hits.size() >= 2);
+  CHECK(hits[0].record.path == "b/beta.py");
+  CHECK(hits[1].record.path == "a/alpha.py");
+}
