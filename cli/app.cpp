@@ -141,9 +141,10 @@ const std::vector<CommandSpec>& command_table() {
        "  hybrid    1 - (1 - lexical)(1 - semantic); the order blends both sides,\n"
        "            z-normalised over this query's candidates (3:1 towards meaning for\n"
        "            a sentence, towards words for an identifier), with the file's\n"
-       "            evidence: its path and name against the query, its other matching\n"
-       "            places, and its kind (tests, docs, examples, build files and\n"
-       "            generated files rank lower unless the query names that kind)\n"
+       "            evidence: its path and name against the query, the subjects of the\n"
+       "            commits that changed it, its other matching places, and its kind\n"
+       "            (tests, docs, examples, build files and generated files rank lower\n"
+       "            unless the query names that kind)\n"
        "Chunks named exactly as an identifier of the query (parseConfig) come first; the\n"
        "first screen shows several files before a second place of one.",
        Needs::fresh_index,
