@@ -34,22 +34,31 @@ struct Remote {
   }
 };
 
+// A remote, and kasava run from an empty folder with its own cache, where the remote's clone
+// lands at `clone`.
+struct CacheRun {
+  Remote remote;
+  TempDir cache{"cache"};
+  TempDir cwd{"cwd"};
+  RunOptions options;
+  std::string clone;
+  CacheRun() {
+    options.cwd = cwd.path();
+    options.set_env("XDG_CACHE_HOME", cache.path());
+    clone = cache.path() + "/kasava/repos/local" + remote.served.path() + "/project";
+  }
+};
+
 }  // namespace
 
 TEST_CASE("index URL: clones a file:// repository into the cache and indexes it there") {
-  Remote remote;
-  TempDir cache("cache");
-  TempDir cwd("cwd");
-  RunOptions options;
-  options.cwd = cwd.path();
-  options.set_env("XDG_CACHE_HOME", cache.path());
+  CacheRun setup;
+  auto& [remote, cache, cwd, options, clone] = setup;
 
   const RunResult run = run_kasava({"index", remote.url, "--json"}, options);
   INFO(describe(run));
   REQUIRE(run.exit_code == 0);
   const JsonValue summary = parse_json_output(run.out);
-  const std::string clone =
-      cache.path() + "/kasava/repos/local" + remote.served.path() + "/project";
   CHECK(summary["root"].as_string() == clone);
   CHECK(summary["index"].as_string() == clone + "/.kasava/index.db");
   CHECK(summary["files"].get_integer() == static_cast<std::int64_t>(sample_file_count()));
@@ -122,14 +131,8 @@ TEST_CASE("index URL: a bare repository given as a path needs --rev, and works w
 }
 
 TEST_CASE("index URL: the summary says where the URL was cloned") {
-  Remote remote;
-  TempDir cache("cache");
-  TempDir cwd("cwd");
-  RunOptions options;
-  options.cwd = cwd.path();
-  options.set_env("XDG_CACHE_HOME", cache.path());
-  const std::string clone =
-      cache.path() + "/kasava/repos/local" + remote.served.path() + "/project";
+  CacheRun setup;
+  auto& [remote, cache, cwd, options, clone] = setup;
 
   const RunResult text = run_kasava({"index", remote.url}, options);
   INFO(describe(text));
@@ -152,14 +155,8 @@ TEST_CASE("index URL: the summary says where the URL was cloned") {
 }
 
 TEST_CASE("kasava -C URL: index clones the URL, then ask, status and verify use that clone's index") {
-  Remote remote;
-  TempDir cache("cache");
-  TempDir cwd("cwd");
-  RunOptions options;
-  options.cwd = cwd.path();
-  options.set_env("XDG_CACHE_HOME", cache.path());
-  const std::string clone =
-      cache.path() + "/kasava/repos/local" + remote.served.path() + "/project";
+  CacheRun setup;
+  auto& [remote, cache, cwd, options, clone] = setup;
 
   const RunResult index = run_kasava({"-C", remote.url, "index", "--json"}, options);
   INFO(describe(index));
@@ -184,12 +181,8 @@ TEST_CASE("kasava -C URL: index clones the URL, then ask, status and verify use 
 }
 
 TEST_CASE("kasava -C URL: a URL never indexed is a one-line error saying to run `kasava index URL`") {
-  Remote remote;
-  TempDir cache("cache");
-  TempDir cwd("cwd");
-  RunOptions options;
-  options.cwd = cwd.path();
-  options.set_env("XDG_CACHE_HOME", cache.path());
+  CacheRun setup;
+  auto& [remote, cache, cwd, options, clone] = setup;
 
   for (const char* command : {"ask", "status", "verify"}) {
     std::vector<std::string> args = {"-C", remote.url, command};
