@@ -9,6 +9,7 @@
 
 #include "core/repo/git_handles.hpp"
 #include "core/util/secrets.hpp"
+#include "core/util/strings.hpp"
 
 namespace kasava::repo {
 namespace {
@@ -95,9 +96,7 @@ bool is_trailer(std::string_view line) {
       "signed-off-by:", "co-authored-by:", "reviewed-by:", "acked-by:", "tested-by:",
       "reported-by:", "suggested-by:", "cc:", "change-id:", "git-svn-id:", "reviewed-on:",
       "cherry picked from commit", "(cherry picked from commit"};
-  std::string lower(line.substr(0, 32));
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); });
+  const std::string lower = util::to_lower(line.substr(0, 32));
   return std::any_of(std::begin(k_prefixes), std::end(k_prefixes),
                      [&](std::string_view prefix) { return lower.starts_with(prefix); });
 }

@@ -5,18 +5,11 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "core/util/strings.hpp"
 #include "core/util/tokenize.hpp"
 
 namespace kasava::search {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::vector<std::string_view> components(std::string_view path) {
   std::vector<std::string_view> parts;
@@ -52,11 +45,11 @@ bool mentions(const Query& query, std::initializer_list<std::string_view> words)
 
 bool is_test_path(const std::vector<std::string_view>& dirs, std::string_view name, std::string_view base) {
   for (auto dir : dirs) {
-    const auto d = lower(dir);
+    const auto d = util::to_lower(dir);
     if (is_any(d, {"test", "tests", "__tests__", "testdata", "testing", "spec", "specs", "e2e"})) return true;
   }
-  const auto n = lower(name);
-  const auto b = lower(base);
+  const auto n = util::to_lower(name);
+  const auto b = util::to_lower(base);
   return b.starts_with("test_") || b == "test" || b == "tests" || b == "conftest" ||
          ends_with_any(b, {"_test", "_tests", "_spec"}) ||
          n.find(".test.") != std::string::npos || n.find(".spec.") != std::string::npos ||
@@ -84,14 +77,14 @@ FileKind file_kind(std::string_view path) {
   const std::string_view name = parts.back();
   parts.pop_back();
   const std::string_view base = stem(name);
-  const std::string n = lower(name);
-  const std::string b = lower(base);
+  const std::string n = util::to_lower(name);
+  const std::string b = util::to_lower(base);
   // Changelogs first: they are also text files.
   if (is_any(b, {"changelog", "changes", "history", "news", "releases", "release-notes", "release_notes"})) {
     return FileKind::changelog;
   }
   for (auto dir : parts) {
-    if (is_any(lower(dir), {"vendor", "third_party", "thirdparty", "node_modules", "dist", "generated"})) {
+    if (is_any(util::to_lower(dir), {"vendor", "third_party", "thirdparty", "node_modules", "dist", "generated"})) {
       return FileKind::generated;
     }
   }
@@ -102,7 +95,7 @@ FileKind file_kind(std::string_view path) {
   }
   if (is_test_path(parts, name, base)) return FileKind::test;
   for (auto dir : parts) {
-    if (is_any(lower(dir), {"example", "examples", "demo", "demos", "sample", "samples", "_examples"})) {
+    if (is_any(util::to_lower(dir), {"example", "examples", "demo", "demos", "sample", "samples", "_examples"})) {
       return FileKind::example;
     }
   }
@@ -111,10 +104,10 @@ FileKind file_kind(std::string_view path) {
     if (n != "cmakelists.txt" && n != "requirements.txt") return FileKind::docs;
   }
   for (auto dir : parts) {
-    if (is_any(lower(dir), {"doc", "docs", "documentation", "man"})) return FileKind::docs;
+    if (is_any(util::to_lower(dir), {"doc", "docs", "documentation", "man"})) return FileKind::docs;
   }
   for (auto dir : parts) {
-    if (is_any(lower(dir), {".github", ".circleci", ".gitlab", ".ci", "ci"})) return FileKind::build;
+    if (is_any(util::to_lower(dir), {".github", ".circleci", ".gitlab", ".ci", "ci"})) return FileKind::build;
   }
   if (is_any(n, {"makefile", "cmakelists.txt", "requirements.txt", "package.json", "cargo.toml", "go.mod",
                  "setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "dockerfile", "gemfile", "rakefile",
@@ -191,7 +184,7 @@ double kind_prior(FileKind kind, const Query& query) {
 }
 
 double path_match(std::string_view path, const Query& query) {
-  const std::string lowered_path = lower(path);
+  const std::string lowered_path = util::to_lower(path);
   // A path, or a tail of one, written in the query: `ignore/types:`, `src/flask/typing`,
   // `_utils.py`. Only words that look like paths (a slash, or a file extension).
   std::size_t i = 0;
@@ -216,7 +209,7 @@ double path_match(std::string_view path, const Query& query) {
     const bool has_extension = dot != std::string_view::npos && dot > 0 && dot + 1 < word.size() &&
                                word.size() - dot <= 5 && word.find('(') == std::string_view::npos;
     if (word.size() >= 3 && (has_slash || has_extension)) {
-      const std::string w = lower(word);
+      const std::string w = util::to_lower(word);
       // The word is the whole path, a tail of it after a slash, or (with a slash) the path
       // without its extension: `ignore/types` for `ignore/types.rs`.
       const auto at = lowered_path.rfind(w);
