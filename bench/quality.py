@@ -30,9 +30,12 @@ top 100, top 50 for the commit set), MRR no-id (the commit set: MRR over the que
 name no identifier), and Recall@k (share of a query's gold files within the top k files,
 averaged over queries; with one gold file per query it is "found within the top k").
 
-Tuning: `--weights 0.5,0.6,0.7` sweeps the hybrid blend (KASAVA_HYBRID_WEIGHT, the weight on
-the semantic side) and prints hybrid figures per weight. On CoSQA it runs on the dev split
-only: tuning on the test split is refused. On the commit set, tune on the tuning part.
+Tuning: `--weights 0.5,0.6,0.7` sweeps the hybrid blend (KASAVA_HYBRID_WEIGHT, the ranker's
+weight on the semantic feature, 1 - W on the lexical one) and prints hybrid figures per
+weight. On CoSQA it runs on the dev split only: tuning on the test split is refused. On the
+commit set, tune on the tuning part. `--ranker FILE` ranks with another ranker file
+(KASAVA_RANKER); `--features FILE` (commit set) writes every hybrid query's candidates with
+their ranking features (KASAVA_RANK_FEATURES), which tools/rank/fit-ranker fits.
 
 examples:
   bench/quality.py --commit-set                            # tuning part, at parents, 3 modes
@@ -62,6 +65,8 @@ COSQA = os.path.normpath(os.path.join(ROOT, "..", "shared", "eval", "cosqa"))
 MODES = ("lexical", "semantic", "hybrid")
 LIMIT = 100
 WEIGHT_ENV = "KASAVA_HYBRID_WEIGHT"
+FEATURES_ENV = "KASAVA_RANK_FEATURES"
+RANKER_ENV = "KASAVA_RANKER"
 
 # Languages of grammars/languages.tsv that hold code (the rest are documents and configuration).
 SOURCE_LANGUAGES = {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp",
@@ -88,6 +93,8 @@ class Kasava:
         self.index = index
         self.jobs = jobs
         self.limit = limit
+        self.features = False  # --features: ask each hybrid query for its candidates' features
+        self.last_features = []
         if not os.access(binary, os.X_OK):
             raise Failure(f"kasava binary {binary}: not found or not executable (build it, or pass --binary)")
         ask_help = self._help("ask")
@@ -136,6 +143,11 @@ class Kasava:
         env = dict(os.environ)
         if weight is not None:
             env[WEIGHT_ENV] = str(weight)
+        features = None
+        if self.features and mode == "hybrid":
+            features = tempfile.NamedTemporaryFile(prefix="kasava-features-", delete=False)
+            features.close()
+            env[FEATURES_ENV] = features.name
         command = self._base() + ["ask", "--json", "--limit", str(self.limit), "--mode", mode,
                                   "--no-refresh"] + self.ask_args + ["--", query]
         # Output to files, not pipes, so the process can be reaped with wait4 for its CPU time.
@@ -150,6 +162,10 @@ class Kasava:
             err.seek(0)
             stdout, stderr = out.read().decode(), err.read().decode(errors="replace")
         cpu = usage.ru_utime + usage.ru_stime
+        if features is not None:
+            with open(features.name) as lines:
+                self.last_features = [json.loads(line) for line in lines if line.strip()]
+            os.unlink(features.name)
         if process.returncode not in (0, 1):  # 1: nothing found
             raise Failure(f"kasava ask --mode {mode} failed ({process.returncode}): "
                           f"{stderr.strip()}")
@@ -725,9 +741,12 @@ def ask_commit_queries(args, name, clones, items, runs, limit):
     (wall, cpu))], {run: error}, [refresh seconds])."""
     ranked_of, times, errors = {}, [], {}
     refresh_seconds = []
+    features_of = {}
 
     def kasava_at(clone):
-        return Kasava(args.binary, clone + ".db", args.model, 1, limit)
+        kasava = Kasava(args.binary, clone + ".db", args.model, 1, limit)
+        kasava.features = bool(args.features)
+        return kasava
 
     def ask_runs(kasava, clone, item):
         for mode, weight in runs:
@@ -740,6 +759,8 @@ def ask_commit_queries(args, name, clones, items, runs, limit):
                 progress(f"{name} {mode}: unavailable: {error}")
                 continue
             ranked_of[(item["position"], (mode, weight))] = files
+            if kasava.features and mode == "hybrid":
+                features_of[item["position"]] = kasava.last_features
             times.append(((mode, weight), spent))
 
     if args.at == "head":
@@ -764,6 +785,14 @@ def ask_commit_queries(args, name, clones, items, runs, limit):
             for future in [pool.submit(walk, clone, run)
                            for clone, run in zip(clones, shard(items, len(clones)))]:
                 future.result()
+    if args.features:
+        with open(args.features, "a") as out:
+            for item in sorted(items, key=lambda i: i["position"]):
+                for search in features_of.get(item["position"], []):
+                    out.write(json.dumps({"repository": name, "position": item["position"],
+                                          "query": item["query"], "gold": item["files"],
+                                          "identifiers": item["identifiers"],
+                                          "candidates": search["candidates"]}) + "\n")
     return ranked_of, times, errors, refresh_seconds
 
 
@@ -978,11 +1007,23 @@ def main():
     parser.add_argument("--work", metavar="DIR",
                         help="keep the corpus, clone and index in DIR and reuse them (default: a temporary folder)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index in --work from scratch")
+    parser.add_argument("--features", metavar="FILE",
+                        help="commit set: append every hybrid query's candidates with their ranking "
+                             "features to FILE (JSON lines, for tools/rank/fit-ranker)")
+    parser.add_argument("--ranker", metavar="FILE",
+                        help="rank hybrid queries with FILE's weights (models/ranker.tsv's format)")
     parser.add_argument("--list", action="store_true", help="JSON: include every query with its ranks")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     args = parser.parse_args()
     try:
         args.modes = parse_modes(args.mode)
+        if args.ranker:
+            if not os.path.isfile(args.ranker):
+                raise Failure(f"--ranker {args.ranker}: no such file")
+            os.environ[RANKER_ENV] = os.path.abspath(args.ranker)
+        if args.features:
+            args.features = os.path.abspath(args.features)
+            open(args.features, "w").close()
         args.weights = parse_weights(args.weights) if args.weights else None
         if args.weight is not None and not 0.0 <= args.weight <= 1.0:
             raise Failure(f"--weight {args.weight}: must be between 0 and 1")

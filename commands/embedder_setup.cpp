@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "commands/interrupt.hpp"
 #include "core/embed/model.hpp"
 #include "core/index/indexer.hpp"
 #include "core/remote/embedder.hpp"
 #include "core/util/files.hpp"
+#include "core/util/json.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::commands {
@@ -137,21 +139,61 @@ embed::Embedder* embedder_for_query(Context& context, const store::Store& store,
 
 namespace {
 
-// The hybrid blend's weight for queries in words: KASAVA_HYBRID_WEIGHT, a number in [0, 1],
-// is a hidden setting for tuning runs (bench/quality.py --weights); anything else is ignored.
-double prose_weight() {
-  const std::string text = environment("KASAVA_HYBRID_WEIGHT");
-  if (text.empty()) return search::k_hybrid_weight;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  return *end == '\0' && value >= 0.0 && value <= 1.0 ? value : search::k_hybrid_weight;
+// Hidden settings for tuning runs (bench/quality.py, tools/rank/fit-ranker):
+// KASAVA_RANKER=FILE ranks with FILE's weights (models/ranker.tsv's format) instead of the
+// built-in ones; KASAVA_HYBRID_WEIGHT=W, a number in [0, 1], sets the blend of the lexical and
+// semantic features to 1 − W and W (anything else is ignored); KASAVA_RANK_FEATURES=FILE
+// appends one JSON line per hybrid search to FILE: the query and every candidate's features.
+std::optional<search::Ranker> tuning_ranker() {
+  std::optional<search::Ranker> ranker;
+  if (const std::string file = environment("KASAVA_RANKER"); !file.empty()) {
+    const auto text = util::read_file(file);
+    if (!text) throw util::Failure("KASAVA_RANKER: " + text.error().message);
+    auto parsed = search::parse_ranker(*text);
+    if (!parsed) throw util::Failure("KASAVA_RANKER '" + file + "': " + parsed.error().message);
+    ranker = *parsed;
+  }
+  if (const std::string text = environment("KASAVA_HYBRID_WEIGHT"); !text.empty()) {
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (*end == '\0' && value >= 0.0 && value <= 1.0) {
+      if (!ranker) ranker = search::built_in_ranker();
+      (*ranker)[search::Feature::semantic] = value;
+      (*ranker)[search::Feature::lexical] = 1.0 - value;
+    }
+  }
+  return ranker;
+}
+
+void append_rank_features(const std::string& file, const std::string& query,
+                          const std::vector<search::RankedCandidate>& candidates) {
+  util::JsonWriter json;
+  json.begin_object();
+  json.key("query").value(query);
+  json.key("candidates").begin_array();
+  for (const auto& c : candidates) {
+    json.begin_array().value(c.path).value(c.start_line).value(c.exact ? 1 : 0);
+    for (const double f : c.features) json.value(f);
+    json.end_array();
+  }
+  json.end_array();
+  json.end_object();
+  std::FILE* out = std::fopen(file.c_str(), "a");
+  if (out == nullptr) throw util::Failure("KASAVA_RANK_FEATURES '" + file + "': cannot append");
+  const std::string line = json.str() + "\n";
+  std::fwrite(line.data(), 1, line.size(), out);
+  std::fclose(out);
 }
 
 } // namespace
 
 util::Result<std::vector<search::SearchHit>> run_search(Context& context, const store::Store& store,
                                                         search::SearchOptions options) {
-  options.prose_weight = prose_weight();
+  const auto ranker = tuning_ranker();
+  if (ranker) options.ranker = &*ranker;
+  const std::string features_file = environment("KASAVA_RANK_FEATURES");
+  std::vector<search::RankedCandidate> candidates;
+  if (!features_file.empty()) options.candidates_out = &candidates;
   embed::Embedder* embedder = embedder_for_query(context, store, options.mode);
   const store::Store::ReadSnapshot snapshot(store);
   auto found = search::search(store, options, embedder);
@@ -162,6 +204,7 @@ util::Result<std::vector<search::SearchHit>> run_search(Context& context, const 
     options.mode = search::Mode::lexical;
     found = search::search(store, options, nullptr);
   }
+  if (found && !features_file.empty()) append_rank_features(features_file, options.query, candidates);
   return found;
 }
 

@@ -18,33 +18,32 @@
 // both scores: the cosine of a lexical-only candidate is computed from its stored vector; a
 // semantic-only candidate gets the lexical list's floor (0 when the list was not full, since
 // FTS5 then returned every chunk that matches at all, else the list's lowest score). Each
-// side is z-normalised over the candidates of this query. Ranking is then a stack of small
-// steps, each in z units, each computed from the path, the query and the two scores (BM25
-// with document frequencies, cosine: what a PostgreSQL store can compute as well), so a
-// learned combination can later fit their weights:
-//   1. the query's kind (rank.hpp): a bare identifier or qualified name blends with
-//      w = k_identifier_weight (names are a lexical matter), a sentence, with or without an
-//      identifier in it, with k_hybrid_weight; the blend is
-//          w · z_semantic + (1 − w) · z_lexical
-//      — the prototype's finding: a linear blend of per-query standard scores beat
-//      reciprocal-rank fusion, best at w ≈ 0.7–0.8 (tuned on the CoSQA dev split only);
-//   2. the file, the same for all its chunks: how its path names what is asked
-//      (path_match: `_client.py` for "keep clients in sync", `ignore/types.rs` for
-//      "ignore/types: …"; k_path_weight) and the prior of its kind for this query
-//      (kind_prior: tests, docs, changelogs, examples, build files, generated files,
-//      re-export barrels and type stubs rank below source unless the query names the kind),
-//      and its history: BM25 of the query's terms over the subjects of the commits that
-//      touched it (Store::history_search), over the best such file (k_history_weight);
-//   3. the file's other places: a small bonus for each other above-average chunk of its file
-//      (at most two), so "which file handles X" prefers the file where several places match;
-//   4. names: a query made of the words of a name ("invoice total" for compute_invoice_total,
-//      "config parse" for parseConfig) lifts the chunks so named (k_symbol_words_boost); and
-//      when the query names code (parseConfig, save_file, Store::open, or is a single word),
-//      chunks whose symbol is exactly that name come first, ordered among themselves by their
-//      lexical score. Lexical mode ranks an exact definition by the same BM25, with only
-//      non-exact chunks possibly above it, so hybrid never ranks it lower;
-//   5. diversity (in the output order below): each earlier place of the same file lowers a
-//      chunk by k_repeat_penalty, so the first screen shows the best places of several files.
+// side is z-normalised over the candidates of this query. Every candidate then gets the
+// features of ranker.hpp, each computed from the path, the query, the two scores (BM25 with
+// document frequencies, cosine) and the file's history — what a PostgreSQL store can compute
+// as well — and its value is the built-in ranker's weighted sum of them (models/ranker.tsv,
+// fitted on the tuning part of the commit-subject set by tools/rank/fit-ranker):
+//   - the chunk's own evidence: both standard scores, both absolute scores (squashed BM25,
+//     calibrated cosine: a query whose best match is weak differs from one whose best is
+//     strong), and for a query that is one identifier or qualified
+//     name (rank.hpp's query_kind) the standard scores again, since names are a lexical
+//     matter;
+//   - the file's evidence, the same for all its chunks: how its path names what is asked
+//     (path_match: `_client.py` for "keep clients in sync", `ignore/types.rs` for
+//     "ignore/types: …"), its kind unless the query asks for that kind (kind_prior: tests,
+//     docs, changelogs, examples, build files, generated files, re-export barrels and type
+//     stubs), its history (BM25 of the query's terms over the subjects of the commits that
+//     touched it, Store::history_search, over the best such file), its best chunk on each
+//     side and how many of its other chunks are above average;
+//   - names: a query made of the words of a name ("invoice total" for compute_invoice_total)
+//     lifts the chunks so named.
+// Two rules stay on top of the weights: when the query names code (parseConfig, save_file,
+// Store::open, or is a single word), chunks whose symbol is exactly that name come first,
+// ordered among themselves by their lexical score (lexical mode ranks an exact definition by
+// the same BM25, with only non-exact chunks possibly above it, so hybrid never ranks it
+// lower); and diversity (in the output order below): each earlier place of the same file
+// lowers a chunk by k_repeat_penalty, so the first screen shows the best places of several
+// files.
 // Lexical and semantic modes stay the raw retrieval of one side, without these steps.
 // The steps order the list; they do not change the score shown, which is absolute, not per
 // query, so --min-score can gate a CI job ("is md5 hashing back?"): 1 − (1 − lexical)(1 −
@@ -81,8 +80,6 @@ constexpr int k_rescore_candidates = 300;
 constexpr int k_semantic_candidates = 100;
 // Lexical candidates in hybrid mode (unfiltered; filtered queries use the lexical pool).
 constexpr int k_hybrid_lexical_candidates = 200;
-// The blend's w when the query is one identifier: names are a lexical matter.
-constexpr double k_identifier_weight = 0.4;
 // Added (in z units) to chunks whose symbol the query names exactly: above any blend.
 constexpr double k_exact_symbol_boost = 10.0;
 // The built-in model's cosines: unrelated texts stay below the floor (on the e2e sample
@@ -90,20 +87,8 @@ constexpr double k_exact_symbol_boost = 10.0;
 // absent from the code); clear matches reach 0.5–0.8. Check them when the model changes (tests/e2e expect made-up words to find nothing).
 constexpr double k_cosine_floor = 0.3;
 constexpr double k_cosine_full = 1.0;
-// Added (in z units) to chunks whose name holds every word of a query of two or more words.
-constexpr double k_symbol_words_boost = 1.5;
-// Bonus per other above-average chunk of the same file, and how many count (0.2 for up to 4
-// measured no better on the tuning part of the commit-subject set).
-constexpr double k_file_bonus = 0.1;
+// Other above-average chunks of the same file that count as evidence for it.
 constexpr int k_file_bonus_chunks = 2;
-// Added (in z units) times path_match: a file named after what is asked. On the tuning part
-// of the commit-subject set (httpx, cobra, fastify, fd, jq) it is worth +0.016 MRR.
-constexpr double k_path_weight = 1.0;
-// Added (in z units) times the file's history score over the best one of this query (BM25 of
-// the query's terms over the subjects of the commits that touched the file). On the tuning
-// part, each query at its commit's parent, MRR by weight: 0 → 0.656, 0.5 → 0.668,
-// 1 → 0.673, 1.5 → 0.675, 2 → 0.676: a plateau from 1, where it is kept.
-constexpr double k_history_weight = 1.0;
 // History hits read per query: files beyond them get no history bonus.
 constexpr int k_history_hits = 200;
 // A second (third…) place of a file ranks as if this much (z units) lower per earlier place
@@ -313,28 +298,35 @@ void blend(const Plan& plan, const std::vector<float>& query_vector, bool lexica
   const auto z_lexical = z_scores(lexical);
   const auto z_semantic = z_scores(semantic);
   const Query& query = plan.query;
-  // Step 1: the query's kind sets the blend's w (a sentence with an identifier in it blends
-  // like prose: 0.6 for it measured 0.595 MRR against 0.598 at 0.75; its identifiers get the
-  // exact-name rule below), and the blend is the chunk's own evidence.
-  const double w = plan.options.hybrid_weight                 ? *plan.options.hybrid_weight
-                   : query_kind(query) == QueryKind::identifier ? k_identifier_weight
-                                                              : plan.options.prose_weight;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    candidates[i].value = w * z_semantic[i] + (1.0 - w) * z_lexical[i];
+  Ranker ranker = plan.options.ranker != nullptr ? *plan.options.ranker : built_in_ranker();
+  if (plan.options.hybrid_weight) {
+    ranker[Feature::semantic] = *plan.options.hybrid_weight;
+    ranker[Feature::lexical] = 1.0 - *plan.options.hybrid_weight;
+    ranker[Feature::identifier_semantic] = ranker[Feature::identifier_lexical] = 0.0;
   }
-  // Step 2: the file's evidence, once per path: its good places (above the query's average),
-  // how its path names the query, the prior of its kind for this query, and its history.
+  const double identifier = query_kind(query) == QueryKind::identifier ? 1.0 : 0.0;
+  // The file's evidence, once per path: its good places (above the query's average on both
+  // sides together), its best chunk on each side, how its path names the query, its kind and
+  // its history.
   struct FileEvidence {
     int good = 0;
-    double bonus = 0.0;  // what every chunk of the file gets
+    double best_lexical = -1e9;
+    double best_semantic = -1e9;
+    double path = 0.0;
+    double history = 0.0;
+    FileKind kind = FileKind::source;
   };
   std::unordered_map<std::string, FileEvidence> files;
-  for (const auto& c : candidates) {
-    auto& file = files[c.record.path];
-    if (c.value > 0.0) ++file.good;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    auto& file = files[candidates[i].record.path];
+    if (z_lexical[i] + z_semantic[i] > 0.0) ++file.good;
+    file.best_lexical = std::max(file.best_lexical, z_lexical[i]);
+    file.best_semantic = std::max(file.best_semantic, z_semantic[i]);
   }
   for (auto& [path, file] : files) {
-    file.bonus = k_path_weight * path_match(path, query) + kind_prior(file_kind(path), query);
+    file.path = path_match(path, query);
+    const FileKind kind = file_kind(path);
+    if (kind_prior(kind, query) != 0.0) file.kind = kind;  // else the query asks for this kind
   }
   // The file's history: what its commits said it is about.
   if (query.has_terms()) {
@@ -343,24 +335,51 @@ void blend(const Plan& plan, const std::vector<float>& query_vector, bool lexica
       const double best = history->front().score;
       for (const auto& hit : *history) {
         if (const auto file = files.find(hit.path); file != files.end() && best > 0.0) {
-          file->second.bonus += k_history_weight * hit.score / best;
+          file->second.history = hit.score / best;
         }
       }
     }
   }
-  // Step 3: per chunk: the file's bonus and its other good places, a name that holds all the
-  // query's words, and exact identifiers above everything.
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     auto& c = candidates[i];
     const auto& file = files[c.record.path];
-    const int good = file.good - (c.value > 0.0 ? 1 : 0);
-    c.value += file.bonus + k_file_bonus * std::min(good, k_file_bonus_chunks);
-    if (symbol_holds(query.parts, c.record)) c.value += k_symbol_words_boost;
+    Features f{};
+    const auto set = [&f](Feature feature, double value) { f[static_cast<int>(feature)] = value; };
+    set(Feature::lexical, z_lexical[i]);
+    set(Feature::semantic, z_semantic[i]);
+    set(Feature::identifier_lexical, identifier * z_lexical[i]);
+    set(Feature::identifier_semantic, identifier * z_semantic[i]);
+    const double lexical_score = c.has_lexical ? squash(c.lexical) : 0.0;
+    set(Feature::lexical_absolute, lexical_score);
+    set(Feature::semantic_absolute, calibrated(c.cosine));
+    set(Feature::path, file.path);
+    set(Feature::history, file.history);
+    const int good = file.good - (z_lexical[i] + z_semantic[i] > 0.0 ? 1 : 0);
+    set(Feature::other_places, std::min(good, k_file_bonus_chunks));
+    set(Feature::file_lexical, file.best_lexical);
+    set(Feature::file_semantic, file.best_semantic);
+    set(Feature::name_words, symbol_holds(query.parts, c.record) ? 1.0 : 0.0);
+    switch (file.kind) {
+      case FileKind::source: break;
+      case FileKind::test: set(Feature::kind_test, 1.0); break;
+      case FileKind::example: set(Feature::kind_example, 1.0); break;
+      case FileKind::docs: set(Feature::kind_docs, 1.0); break;
+      case FileKind::changelog: set(Feature::kind_changelog, 1.0); break;
+      case FileKind::build: set(Feature::kind_build, 1.0); break;
+      case FileKind::generated: set(Feature::kind_generated, 1.0); break;
+      case FileKind::barrel: set(Feature::kind_barrel, 1.0); break;
+      case FileKind::stubs: set(Feature::kind_stubs, 1.0); break;
+    }
+    c.value = ranker.value(f);
+    // Exact identifiers above everything, ordered among themselves by their lexical score.
     const bool exact = std::any_of(query.identifiers.begin(), query.identifiers.end(),
                                    [&](const std::string& word) { return names_chunk(word, c.record); });
     if (exact) c.value = k_exact_symbol_boost + z_lexical[i];
-    const double lexical_score = c.has_lexical ? squash(c.lexical) : 0.0;
     c.score = 1.0 - (1.0 - lexical_score) * (1.0 - calibrated(c.cosine));
+    if (plan.options.candidates_out != nullptr) {
+      plan.options.candidates_out->push_back(
+          RankedCandidate{c.record.path, c.record.chunk.start_line, exact, f});
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/embed/embedder.hpp"
 #include "core/search/query.hpp"
+#include "core/search/ranker.hpp"
 #include "core/store/store.hpp"
 #include "core/util/result.hpp"
 
@@ -23,9 +24,13 @@ std::optional<Mode> parse_mode(std::string_view name);
 /// "hybrid" / "semantic" / "lexical".
 std::string_view mode_name(Mode mode);
 
-/// Weight of the semantic side in the hybrid blend (w·z_semantic + (1−w)·z_lexical) for a
-/// query in words. Tuned on the CoSQA dev split only.
-inline constexpr double k_hybrid_weight = 0.75;
+/// A hybrid candidate's features as the ranker saw them (for refitting the ranker).
+struct RankedCandidate {
+  std::string path;
+  int start_line = 0;
+  bool exact = false;  ///< ranked first by the exact-identifier rule, whatever its features
+  Features features{};
+};
 
 struct SearchOptions {
   std::string query;
@@ -36,9 +41,13 @@ struct SearchOptions {
   double min_score = 0.0;
   int max_per_file = 3;   ///< chunks of one file before other files get their turn
   store::FieldWeights weights;
-  /// The blend's w for a query that is not one identifier (tuning runs change it).
-  double prose_weight = k_hybrid_weight;
-  std::optional<double> hybrid_weight;  ///< the blend's w for every query; unset = as above
+  /// The hybrid ranker's weights; null = the built-in one (tuning runs give another).
+  const Ranker* ranker = nullptr;
+  /// The blend's w (w·semantic + (1−w)·lexical) for every query instead of the ranker's
+  /// own weights of those two features.
+  std::optional<double> hybrid_weight;
+  /// When set, hybrid search appends every candidate's features here.
+  std::vector<RankedCandidate>* candidates_out = nullptr;
 };
 
 struct SearchHit {
