@@ -234,8 +234,11 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
     embedder_for_query(context, *store, search::Mode::hybrid);
   }
   prepared.store.reset();
-  const std::string folder = target.repository.value_or(
-      target.root.value_or(std::filesystem::path(target.index_path).parent_path().parent_path().string()));
+  // The repository's folder; for an index found without one, the folder it lies in (the one
+  // holding `.kasava/` for `<dir>/.kasava/index.db`).
+  std::filesystem::path index_folder = std::filesystem::absolute(target.index_path).parent_path();
+  if (index_folder.filename() == ".kasava") index_folder = index_folder.parent_path();
+  const std::string folder = target.repository.value_or(target.root.value_or(index_folder.string()));
   const std::string repository = serve::repository_name(repo::remote_url(folder, "origin"), folder);
   IndexBackend backend(context, target, repository);
 
