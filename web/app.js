@@ -31,6 +31,7 @@
   let items = [];        // the result elements, in display order
   let selected = -1;     // index into items, -1 when none
   let statusLoaded = false;
+  let servedRepository = ''; // /api/status's name for a server of one repository
 
   class AuthNeeded extends Error {}
 
@@ -159,8 +160,9 @@
     return Number.isFinite(value) ? value : fallback;
   }
 
+  // A shared store names each result's repository; a server of one index names it once.
   function resultRepository(result) {
-    return typeof result.repository === 'string' ? result.repository : '';
+    return typeof result.repository === 'string' ? result.repository : servedRepository;
   }
 
   // Results grouped by repository, then by file, keeping the server's order of first
@@ -396,6 +398,7 @@
       const body = await getJson('api/status');
       for (const name of names(body.languages).sort()) addOption(lang, name);
       for (const name of names(body.repositories ?? body.repository).sort()) addOption(repo, name);
+      if (typeof body.repository === 'string') servedRepository = body.repository;
       statusLoaded = true;
     } catch (error) {
       if (error instanceof AuthNeeded) askForToken(error.message);
@@ -484,7 +487,7 @@
       select.value = value;
     }
   }
-  loadStatus();
-  if (box.value) search();
+  // The status first: it names the repository that results of one index are grouped under.
+  loadStatus().then(() => { if (box.value && !resultsEl.dataset.search) search(); });
   document.body.dataset.ready = 'true';
 })();

@@ -109,6 +109,7 @@ async function main() {
       await page.waitForSelector('#token-form:not([hidden])', k_wait);
       report.token_prompt_shown = true;
       report.token_input_focused = await page.evaluate(() => document.activeElement?.id === 'token');
+      await screenshot(page, 'search-page-token.png');
       await page.type('#token', args.token);
       await page.keyboard.press('Enter');
       await page.waitForSelector('#token-form[hidden]', k_wait);
