@@ -40,6 +40,12 @@ std::optional<PageAsset> find_page_asset(std::string_view path) {
   return std::nullopt;
 }
 
+std::vector<std::string_view> page_asset_paths() {
+  std::vector<std::string_view> paths = {"/"};
+  for (const auto& file : detail::embedded_files()) paths.push_back(file.path);
+  return paths;
+}
+
 std::span<const PageHeader> page_headers() { return k_page_headers; }
 
 bool etag_matches(std::string_view if_none_match, std::string_view etag) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace kasava::web {
 
@@ -25,6 +26,9 @@ struct PageHeader {
 
 /// The asset a GET of `path` names ("/" is index.html; a query string is ignored), or none.
 std::optional<PageAsset> find_page_asset(std::string_view path);
+
+/// Every path find_page_asset answers ("/" first), for a server's route table.
+std::vector<std::string_view> page_asset_paths();
 
 /// Headers for every page response: Content-Security-Policy, X-Content-Type-Options,
 /// Referrer-Policy, X-Frame-Options.

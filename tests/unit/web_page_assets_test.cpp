@@ -40,6 +40,13 @@ TEST_CASE("web::find_page_asset gives each file its content type and an ETag of 
   CHECK(find_page_asset("/app.js?v=2")->body == script->body);
 }
 
+TEST_CASE("web::page_asset_paths lists what find_page_asset answers") {
+  const auto paths = kasava::web::page_asset_paths();
+  REQUIRE(paths.size() == 5);
+  CHECK(paths.front() == "/");
+  for (const auto path : paths) CHECK(find_page_asset(path));
+}
+
 TEST_CASE("web::find_page_asset knows nothing else") {
   CHECK_FALSE(find_page_asset(""));
   CHECK_FALSE(find_page_asset("/api/search"));
