@@ -123,8 +123,10 @@ async function main() {
     report.slash_focuses = await page.evaluate(() => document.activeElement?.id === 'q');
 
     // Searching as you type: one key at a time, no Enter.
+    const requestsBefore = report.search_requests;
     await page.keyboard.type(args.query, { delay: 40 });
     await waitForSearch(page, filters());
+    report.typing_requests = report.search_requests - requestsBefore;
     report.results = await readResults(page);
     report.status_text = await page.$eval('#status', (node) => node.textContent);
     report.language_options = await page.$$eval('#lang option', (options) => options.map((o) => o.value));
@@ -148,9 +150,9 @@ async function main() {
       await waitForSearch(page, filters());
     }
 
-    // The keyboard: Escape goes back to the box (from the path field, where '/' is typed),
-    // down twice, up once, Enter opens the lines.
-    await page.keyboard.press('Escape');
+    // The keyboard: Escape goes back to the box from the path field (where '/' is typed; in
+    // the box, Escape clears it), down twice, up once, Enter opens the lines.
+    if (await page.evaluate(() => document.activeElement?.id !== 'q')) await page.keyboard.press('Escape');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowUp');
