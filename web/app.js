@@ -414,7 +414,7 @@
     tokenError.textContent = reason === 'rejected' ? 'The server did not accept that token.' : '';
     tokenForm.hidden = false;
     document.body.dataset.token = 'needed';
-    setStatus('This server needs an access token.', true);
+    setStatus(''); // the form says what is needed
     tokenInput.focus();
   }
 
