@@ -4,7 +4,8 @@
 // tests/e2e/page_test.cpp runs it and checks the report. Screenshots go to --screenshots.
 //
 //   node page_test.mjs --url http://127.0.0.1:PORT/ --chromium /usr/bin/chromium
-//        --screenshots DIR --query "parse config" --lang python --path 'web/**' [--token T]
+//        --screenshots DIR --query "parse config" --lang python --path 'web/**'
+//        [--token T [--wrong-token W]]
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,6 +21,7 @@ const { values: args } = parseArgs({
     lang: { type: 'string', default: '' },
     path: { type: 'string', default: '' },
     token: { type: 'string', default: '' },
+    'wrong-token': { type: 'string', default: '' },
   },
 });
 for (const name of ['url', 'chromium', 'screenshots', 'query']) {
@@ -110,6 +112,15 @@ async function main() {
       report.token_prompt_shown = true;
       report.token_input_focused = await page.evaluate(() => document.activeElement?.id === 'token');
       await screenshot(page, 'search-page-token.png');
+      if (args['wrong-token']) {
+        // A token the server refuses: the page says so and asks again, keeping none.
+        await page.type('#token', args['wrong-token']);
+        await page.keyboard.press('Enter');
+        await page.waitForSelector('#token-error:not([hidden])', k_wait);
+        report.wrong_token_message = await page.$eval('#token-error', (node) => node.textContent);
+        report.wrong_token_kept = await page.evaluate(() => sessionStorage.getItem('kasava.token') !== null);
+        report.token_prompt_again = await page.$eval('#token-form', (form) => !form.hidden);
+      }
       await page.type('#token', args.token);
       await page.keyboard.press('Enter');
       await page.waitForSelector('#token-form[hidden]', k_wait);

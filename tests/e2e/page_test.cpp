@@ -46,17 +46,21 @@ struct BrowserTools {
 BrowserTools browser_tools() {
   BrowserTools tools;
   tools.node = find_in_path("node");
-  INFO("node is missing: install Debian's nodejs (scripts/setup does)");
-  REQUIRE_FALSE(tools.node.empty());
+  if (tools.node.empty()) FAIL("node is missing: install Debian's nodejs (scripts/setup does)");
   const char* chromium = std::getenv("KASAVA_TEST_CHROMIUM");
   tools.chromium = chromium && *chromium ? chromium : find_in_path("chromium");
-  INFO("chromium is missing: apt-get install chromium (scripts/test installs it), or set "
-       "KASAVA_TEST_CHROMIUM to a Chromium binary");
-  REQUIRE_FALSE(tools.chromium.empty());
+  if (tools.chromium.empty()) {
+    FAIL("chromium is missing: apt-get install chromium (scripts/test installs it), or set "
+         "KASAVA_TEST_CHROMIUM to a Chromium binary");
+  }
+  if (::access(tools.chromium.c_str(), X_OK) != 0) {
+    FAIL("chromium '" << tools.chromium << "' is not an executable file");
+  }
   const std::string browser = std::string(KASAVA_SOURCE_DIR) + "/tests/browser";
   tools.script = browser + "/page_test.mjs";
-  INFO("puppeteer-core is missing: run scripts/test, or (cd tests/browser && npm ci)");
-  REQUIRE(fs::exists(browser + "/node_modules/puppeteer-core/package.json"));
+  if (!fs::exists(browser + "/node_modules/puppeteer-core/package.json")) {
+    FAIL("puppeteer-core is missing: run scripts/test, or (cd tests/browser && npm ci)");
+  }
   return tools;
 }
 
@@ -253,7 +257,7 @@ TEST_CASE("serve page: typing shows results, filters narrow them, the keyboard o
   }
 }
 
-TEST_CASE("serve page: with a token file the page asks for a token, then searches with it") {
+TEST_CASE("serve page: with a token file the page asks for a token, again after a wrong one, then searches") {
   const BrowserTools tools = browser_tools();
   FixtureRepo repo;
   write_page_fixture(repo);
@@ -266,12 +270,16 @@ TEST_CASE("serve page: with a token file the page asks for a token, then searche
   }
   Server server(repo, {"--token-file", secrets / "tokens"}, "page-token");
   const std::string screenshots = artifacts_folder() + "/token";
-  const auto report = run_browser(tools, server.url(), screenshots, {"--token", token});
+  const auto report = run_browser(tools, server.url(), screenshots,
+                                  {"--token", token, "--wrong-token", "not-the-token-0123456789"});
   INFO(report.dump());
 
   CHECK(report["page_status"].get_integer() == 200);  // the page itself needs no token
   CHECK(report["token_prompt_shown"].get_bool() == true);
   CHECK(report["token_input_focused"].get_bool() == true);
+  CHECK(report["token_prompt_again"].get_bool() == true);
+  CHECK(report["wrong_token_kept"].get_bool() == false);
+  CHECK(report["wrong_token_message"].as_string().find("did not accept") != std::string::npos);
   CHECK(report["token_stored"].get_bool() == true);
   const auto symbols = strings_of(report["results"], "symbol");
   CHECK(contains(symbols, "parse_config"));
