@@ -3,7 +3,7 @@
 // and prints what it saw as one JSON document. It asserts nothing itself:
 // tests/e2e/page_test.cpp runs it and checks the report. Screenshots go to --screenshots.
 //
-//   node page_test.mjs --url http://127.0.0.1:PORT/ --chromium /usr/bin/chromium
+//   node page_test.mjs --url http://127.0.0.1:PORT/ --chromium /usr/bin/chromium (or --firefox PATH)
 //        --screenshots DIR --query "parse config" --lang python --path 'web/**'
 //        [--token T [--wrong-token W]]
 import { mkdirSync } from 'node:fs';
@@ -16,6 +16,7 @@ const { values: args } = parseArgs({
   options: {
     url: { type: 'string' },
     chromium: { type: 'string' },
+    firefox: { type: 'string', default: '' }, // instead of chromium: Firefox over WebDriver BiDi
     screenshots: { type: 'string' },
     query: { type: 'string' },
     lang: { type: 'string', default: '' },
@@ -24,11 +25,15 @@ const { values: args } = parseArgs({
     'wrong-token': { type: 'string', default: '' },
   },
 });
-for (const name of ['url', 'chromium', 'screenshots', 'query']) {
+for (const name of ['url', 'screenshots', 'query']) {
   if (!args[name]) {
     console.error(`page_test: error: --${name} is required`);
     process.exit(2);
   }
+}
+if (!args.chromium === !args.firefox) {
+  console.error('page_test: error: give one browser, --chromium PATH or --firefox PATH');
+  process.exit(2);
 }
 
 const k_wait = { timeout: 20000 };
@@ -75,7 +80,9 @@ async function screenshot(page, name) {
 async function main() {
   mkdirSync(args.screenshots, { recursive: true });
   const sandbox = process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [];
-  const browser = await puppeteer.launch({
+  const browser = args.firefox ? await puppeteer.launch({
+    browser: 'firefox', executablePath: args.firefox, headless: true, timeout: 30000,
+  }) : await puppeteer.launch({
     executablePath: args.chromium,
     headless: true, // chromium's new headless mode (--headless=new)
     args: [...sandbox, '--headless=new', '--disable-gpu', '--disable-dev-shm-usage',
@@ -98,7 +105,8 @@ async function main() {
       if (new URL(request.url()).pathname.endsWith('/api/search')) report.search_requests += 1;
     });
     await page.setViewport({ width: 1100, height: 800 });
-    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+    // Firefox over BiDi cannot emulate media features: it shows its own (light) theme.
+    if (!args.firefox) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
 
     const response = await page.goto(args.url, { waitUntil: 'load' });
     report.page_status = response.status();
@@ -185,6 +193,7 @@ async function main() {
     report.url_after_search = page.url();
 
     await screenshot(page, 'search-page-light.png');
+    if (args.firefox) return;
     await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
     report.dark_background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     await screenshot(page, 'search-page-dark.png');

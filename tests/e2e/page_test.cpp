@@ -1,4 +1,5 @@
-// The search page of `kasava serve` in a real browser: Debian's chromium, headless, driven by
+// The search page of `kasava serve` in real browsers: Debian's chromium (and firefox-esr),
+// headless, driven by
 // tests/browser/page_test.mjs (puppeteer-core), against the real binary serving a fixture's
 // index on a loopback port. The script reports what it saw; the checks are here. Screenshots
 // (light, dark, phone) land in <build>/test-artifacts/ for a person to look at.
@@ -35,30 +36,37 @@ std::string find_in_path(const std::string& name) {
   return "";
 }
 
+enum class Browser { chromium, firefox };
+
 // What the browser test needs, each missing one a failure that says how to install it (the
 // test never skips: CI must run it).
 struct BrowserTools {
+  Browser browser = Browser::chromium;
   std::string node;
-  std::string chromium;
+  std::string executable;  ///< chromium or firefox
   std::string script;
 };
 
-BrowserTools browser_tools() {
+BrowserTools browser_tools(Browser browser) {
   BrowserTools tools;
+  tools.browser = browser;
   tools.node = find_in_path("node");
   if (tools.node.empty()) FAIL("node is missing: install Debian's nodejs (scripts/setup does)");
-  const char* chromium = std::getenv("KASAVA_TEST_CHROMIUM");
-  tools.chromium = chromium && *chromium ? chromium : find_in_path("chromium");
-  if (tools.chromium.empty()) {
-    FAIL("chromium is missing: apt-get install chromium (scripts/test installs it), or set "
-         "KASAVA_TEST_CHROMIUM to a Chromium binary");
+  const bool chromium = browser == Browser::chromium;
+  const char* variable = chromium ? "KASAVA_TEST_CHROMIUM" : "KASAVA_TEST_FIREFOX";
+  const std::string package = chromium ? "chromium" : "firefox-esr";
+  const char* given = std::getenv(variable);
+  tools.executable = given && *given ? given : find_in_path(package);
+  if (tools.executable.empty()) {
+    FAIL(package << " is missing: apt-get install " << package << " (scripts/test installs it), or set "
+                 << variable << " to its binary");
   }
-  if (::access(tools.chromium.c_str(), X_OK) != 0) {
-    FAIL("chromium '" << tools.chromium << "' is not an executable file");
+  if (::access(tools.executable.c_str(), X_OK) != 0) {
+    FAIL(package << " '" << tools.executable << "' is not an executable file");
   }
-  const std::string browser = std::string(KASAVA_SOURCE_DIR) + "/tests/browser";
-  tools.script = browser + "/page_test.mjs";
-  if (!fs::exists(browser + "/node_modules/puppeteer-core/package.json")) {
+  const std::string folder = std::string(KASAVA_SOURCE_DIR) + "/tests/browser";
+  tools.script = folder + "/page_test.mjs";
+  if (!fs::exists(folder + "/node_modules/puppeteer-core/package.json")) {
     FAIL("puppeteer-core is missing: run scripts/test, or (cd tests/browser && npm ci)");
   }
   return tools;
@@ -137,9 +145,9 @@ private:
 // Runs the browser script; the report it prints.
 util::JsonValue run_browser(const BrowserTools& tools, const std::string& url,
                             const std::string& screenshots, std::vector<std::string> extra) {
-  std::vector<std::string> args = {tools.script,        "--url",  url,  "--chromium",
-                                   tools.chromium,      "--screenshots", screenshots,
-                                   "--query",           "parse config"};
+  std::vector<std::string> args = {
+      tools.script, "--url", url, tools.browser == Browser::chromium ? "--chromium" : "--firefox",
+      tools.executable, "--screenshots", screenshots, "--query", "parse config"};
   args.insert(args.end(), extra.begin(), extra.end());
   RunOptions options;
   options.timeout = std::chrono::seconds(100);
@@ -185,17 +193,10 @@ void check_screenshot(const std::string& path) {
   CHECK(fs::file_size(path) > 10'000);  // a page with results, not an empty image
 }
 
-TEST_CASE("serve page: typing shows results, filters narrow them, the keyboard opens lines") {
-  const BrowserTools tools = browser_tools();
-  FixtureRepo repo;
-  write_page_fixture(repo);
-  REQUIRE(repo.kasava({"index"}).exit_code == 0);
-  Server server(repo, {}, "page");
-  const std::string screenshots = artifacts_folder();
-  const auto report = run_browser(tools, server.url(), screenshots,
-                                  {"--lang", "python", "--path", "web/**"});
-  INFO(report.dump());
-
+// What every browser must show of the page: it loads clean, typing finds both definitions
+// with the query's words marked and markup shown as text, the filters narrow the results,
+// and the keyboard selects and opens one.
+void check_searching(const util::JsonValue& report) {
   // The page loads clean: served by the binary, under a policy that forbids inline script.
   CHECK(report["page_status"].get_integer() == 200);
   const auto* policy = report["page_headers"]["content-security-policy"].get_string();
@@ -248,6 +249,20 @@ TEST_CASE("serve page: typing shows results, filters narrow them, the keyboard o
   CHECK(opened["hit_lines"].get_integer() >= 7);
   CHECK(report["url_after_search"].as_string().find("q=parse+config") != std::string::npos);
 
+}
+
+TEST_CASE("serve page: typing shows results, filters narrow them, the keyboard opens lines") {
+  const BrowserTools tools = browser_tools(Browser::chromium);
+  FixtureRepo repo;
+  write_page_fixture(repo);
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  Server server(repo, {}, "page");
+  const std::string screenshots = artifacts_folder();
+  const auto report = run_browser(tools, server.url(), screenshots,
+                                  {"--lang", "python", "--path", "web/**"});
+  INFO(report.dump());
+  check_searching(report);
+
   // Themes follow the browser; a phone's width does not scroll sideways.
   CHECK(report["light_background"].as_string() == "rgb(255, 255, 255)");
   CHECK(report["dark_background"].as_string() != "rgb(255, 255, 255)");
@@ -258,7 +273,7 @@ TEST_CASE("serve page: typing shows results, filters narrow them, the keyboard o
 }
 
 TEST_CASE("serve page: with a token file the page asks for a token, again after a wrong one, then searches") {
-  const BrowserTools tools = browser_tools();
+  const BrowserTools tools = browser_tools(Browser::chromium);
   FixtureRepo repo;
   write_page_fixture(repo);
   REQUIRE(repo.kasava({"index"}).exit_code == 0);
@@ -293,6 +308,20 @@ TEST_CASE("serve page: with a token file the page asks for a token, again after 
   // The token never appears in the server's log.
   CHECK(server.err().find(token) == std::string::npos);
   check_screenshot(screenshots + "/search-page-token.png");
+}
+
+TEST_CASE("serve page: Firefox shows results, filters them and opens lines as Chromium does") {
+  const BrowserTools tools = browser_tools(Browser::firefox);
+  FixtureRepo repo;
+  write_page_fixture(repo);
+  REQUIRE(repo.kasava({"index"}).exit_code == 0);
+  Server server(repo, {}, "page-firefox");
+  const std::string screenshots = artifacts_folder() + "/firefox";
+  const auto report = run_browser(tools, server.url(), screenshots,
+                                  {"--lang", "python", "--path", "web/**"});
+  INFO(report.dump());
+  check_searching(report);
+  check_screenshot(screenshots + "/search-page-light.png");
 }
 
 }  // namespace
