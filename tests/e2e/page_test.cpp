@@ -1,7 +1,8 @@
 // The search page of `kasava serve` in real browsers: Debian's chromium and firefox-esr,
 // headless, driven by tests/browser/page_test.mjs (puppeteer-core), against the real binary
-// serving a fixture's index on a loopback port. The script reports what it saw; the checks are here. Screenshots
-// (light, dark, phone) land in <build>/test-artifacts/ for a person to look at.
+// serving a fixture's index on a loopback port. The script reports what it saw; the checks
+// are here. Screenshots (light, dark, phone) land in <build>/test-artifacts/ for a person to
+// look at.
 #include <sys/stat.h>
 #include <unistd.h>
 
