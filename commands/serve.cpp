@@ -284,7 +284,7 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   };
   httpd::Limits limits;
   auto server = httpd::HttpServer::start(host, port, handler, limits, log).value_or_throw();
-  api_options.hosts = serve::host_rule_for(host, loopback, server->port());
+  api_options.hosts = serve::host_rule_for(host, loopback, server->port(), options.allowed_hosts);
   serve::Api api(std::move(api_options), backend);
   // Other features' routes are added here, before serving (Api::add_route; see core/serve/api.hpp):
   // MCP over HTTP (/mcp, Access::token, a streamed httpd::Response for SSE):
