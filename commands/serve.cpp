@@ -23,6 +23,7 @@
 #include "core/util/files.hpp"
 #include "core/util/json.hpp"
 #include "core/util/strings.hpp"
+#include "web/page_assets.hpp"
 
 namespace kasava::commands {
 
@@ -196,6 +197,32 @@ private:
   StorePool m_pool;
 };
 
+// The search page and its files (web/), open to everyone: they hold no data, and the page
+// asks for a token when the API needs one. Revalidated by ETag: 304 when unchanged.
+void add_page_routes(serve::Api& api) {
+  for (const auto path : web::page_asset_paths()) {
+    api.add_route({std::string(path), false, {"GET", "HEAD"}, serve::Access::open, true,
+                   [](const httpd::Request& request, const serve::Caller&) {
+                     const auto asset = web::find_page_asset(request.path);
+                     if (!asset) return serve::json_error(404, "no such page");
+                     httpd::Response response;
+                     for (const auto& header : web::page_headers()) {
+                       response.headers.emplace_back(header.name, header.value);
+                     }
+                     response.headers.emplace_back("ETag", asset->etag);
+                     response.headers.emplace_back("Cache-Control", asset->cache_control);
+                     const auto if_none_match = request.header("If-None-Match");
+                     if (if_none_match && web::etag_matches(*if_none_match, asset->etag)) {
+                       response.status = 304;
+                       return response;
+                     }
+                     response.headers.emplace_back("Content-Type", asset->content_type);
+                     response.body = asset->body;
+                     return response;
+                   }});
+  }
+}
+
 std::string query_text(const std::vector<std::pair<std::string, std::string>>& query) {
   std::string text;
   for (const auto& [name, value] : query) {
@@ -264,7 +291,7 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   serve::Api api(std::move(api_options), backend);
   // Other features' routes are added here, before serving (Api::add_route; see core/serve/api.hpp):
   // MCP over HTTP (/mcp, Access::token, a streamed httpd::Response for SSE):
-  // the search page (/ and its assets, Access::open, a prefix route):
+  add_page_routes(api);  // the search page: / and its files, Access::open
   api_pointer.store(&api);
 
   const std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
