@@ -28,6 +28,8 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepa
 /// resolved and a search started before the refresh. `options` must outlive the setup.
 SetupHooks ask_setup(const AskCommandOptions& options);
 ExitStatus run_ask(const AskCommandOptions& options, Context& context, Prepared& prepared);
+/// status's say in its setup: with a store (--store or KASAVA_STORE), no local index.
+SetupHooks status_setup(const StatusCommandOptions& options);
 ExitStatus run_status(const StatusCommandOptions& options, Context& context, Prepared& prepared);
 /// Serves until stdin ends; every tool call sets up its index again (setup.hpp's prepare).
 ExitStatus run_mcp(const McpCommandOptions& options, Context& context);

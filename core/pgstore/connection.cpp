@@ -30,12 +30,12 @@ std::string one_line(std::string_view message) {
     std::size_t end = message.find('\n', start);
     if (end == std::string_view::npos) end = message.size();
     std::string part(util::trim(message.substr(start, end - start)));
-    for (const char* prefix : {"FATAL:", "ERROR:", "DETAIL:", "HINT:"}) {
-      if (part.starts_with(prefix)) part = std::string(util::trim(std::string_view(part).substr(std::string_view(prefix).size())));
-    }
     const std::size_t failed = part.find(" failed: ");
     if (part.starts_with("connection to server") && failed != std::string::npos) {
       part = part.substr(failed + 9);
+    }
+    for (const char* prefix : {"FATAL:", "ERROR:", "DETAIL:", "HINT:"}) {
+      if (part.starts_with(prefix)) part = std::string(util::trim(std::string_view(part).substr(std::string_view(prefix).size())));
     }
     if (!part.empty()) {
       if (!line.empty()) line += "; ";

@@ -154,7 +154,12 @@ std::int64_t to_int(const std::string& text) {
 
 // The schema version of the connected database, 0 when it has none.
 int schema_version(Connection& connection) {
-  const Rows exists = connection.exec("SELECT to_regclass('kasava_schema') IS NOT NULL");
+  // A scan of the catalog with the statement's snapshot, not to_regclass(): after waiting for
+  // the advisory lock of migrate(), the catalog caches may not have seen the other session's
+  // new tables yet (an advisory lock does not process invalidations).
+  const Rows exists = connection.exec(
+      "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+      "WHERE c.relname = 'kasava_schema' AND n.nspname = current_schema())");
   if (exists.at(0, 0) != "t") return 0;
   const Rows rows = connection.exec("SELECT max(version) FROM kasava_schema");
   return rows.size() == 0 ? 0 : static_cast<int>(to_int(rows.at(0, 0)));
