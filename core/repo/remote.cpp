@@ -283,6 +283,15 @@ Identity identity_of(const std::string& root) {
   if (git_repository_head(&raw_head, repository.get()) == 0) {
     const detail::ReferenceHandle head(raw_head);
     if (git_reference_is_branch(head.get())) identity.branch = git_reference_shorthand(head.get());
+  } else if (git_repository_head_unborn(repository.get()) == 1 &&
+             git_reference_lookup(&raw_head, repository.get(), "HEAD") == 0) {
+    // No commit yet: HEAD still names the branch the first commit will make.
+    const detail::ReferenceHandle head(raw_head);
+    const char* target = git_reference_symbolic_target(head.get());
+    const std::string_view prefix = "refs/heads/";
+    if (target != nullptr && std::string_view(target).starts_with(prefix)) {
+      identity.branch = std::string(target).substr(prefix.size());
+    }
   }
   return identity;
 }
