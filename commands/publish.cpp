@@ -48,13 +48,14 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
 
   const std::vector<store::IndexedFile> files = local.indexed_files();
   pgstore::Snapshot snapshot{request.repository, request.ref, local.meta("commit").value_or(""),
-                             request.model, {}};
+                             request.model, {}, {}};
   std::vector<std::string> ids;
   std::unordered_set<std::string> seen;
   for (const store::IndexedFile& file : files) {
     snapshot.files.push_back(pgstore::SnapshotFile{file.path, file.blob_id, file.language});
     if (seen.insert(file.blob_id).second) ids.push_back(file.blob_id);
   }
+  snapshot.history = local.history_texts();
   summary.files = static_cast<std::int64_t>(files.size());
   summary.blobs = static_cast<std::int64_t>(ids.size());
 

@@ -445,6 +445,16 @@ SwapResult Store::swap_snapshot(const Snapshot& snapshot) {
            "SELECT $1, p, decode(b, 'hex'), l FROM unnest($2::text[], $3::text[], $4::text[]) AS u(p, b, l)",
            {Param::text(ref_id), Param::text(array_literal(paths)), Param::text(array_literal(ids)),
             Param::text(array_literal(languages))});
+    std::vector<std::string> history_paths, history_texts;
+    for (const auto& [path, text] : snapshot.history) {
+      history_paths.push_back(clean_text(path));
+      history_texts.push_back(clean_text(text));
+    }
+    c.exec("DELETE FROM file_history WHERE ref_id = $1", {Param::text(ref_id)});
+    c.exec("INSERT INTO file_history(ref_id, path, subjects) "
+           "SELECT $1, p, t FROM unnest($2::text[], $3::text[]) AS u(p, t) ON CONFLICT DO NOTHING",
+           {Param::text(ref_id), Param::text(array_literal(history_paths)),
+            Param::text(array_literal(history_texts))});
     const Rows chunks = c.exec(
         "SELECT coalesce(sum(b.chunks), 0) FROM snapshot_files s "
         "JOIN blobs b ON b.blob_id = s.blob_id AND b.model_id = $2 WHERE s.ref_id = $1",

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/types/chunk.hpp"
@@ -54,6 +55,9 @@ struct Snapshot {
   std::string commit;      ///< the commit indexed ("" for a plain directory)
   std::string model;
   std::vector<SnapshotFile> files;
+  /// Per path, the text of the newest commits that touched it (the index's history field):
+  /// kept per (repository, ref) beside the snapshot, never in the blob tables.
+  std::vector<std::pair<std::string, std::string>> history;
 };
 
 /// How a snapshot swap went.

@@ -341,6 +341,9 @@ public:
                    std::string_view tip, std::int64_t commits_read);
   /// The tip, commits read and paths of the stored history (all empty or 0 when none).
   HistoryExtent history_extent() const;
+  /// Every path's history text (path, text), by path: what a shared store keeps beside a
+  /// snapshot. Empty when the index has no history.
+  std::vector<std::pair<std::string, std::string>> history_texts() const;
   /// Files ranked by BM25 over their history: the text of the newest commits that touched
   /// each (one document per path; `porter kasava` tokens, so the same terms as chunks_fts), for
   /// an FTS5 MATCH expression such as search::Query::match_expression (its terms quoted and

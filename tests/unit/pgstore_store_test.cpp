@@ -162,7 +162,7 @@ TEST_CASE("pgstore: blobs are stored once, snapshots swapped, statistics kept", 
   CHECK(server.psql(database, "SELECT bit_count(code) FROM chunks LIMIT 1") == "8");
 
   Snapshot snapshot{"org/app", "main", "c0ffee", "builtin",
-                    {{"a.py", blob_id(1), "python"}, {"b.py", blob_id(2), "python"}}};
+                    {{"a.py", blob_id(1), "python"}, {"b.py", blob_id(2), "python"}}, {}};
   auto swapped = store->swap_snapshot(snapshot);
   CHECK(swapped.changed);
   CHECK(swapped.chunks == 2);
