@@ -216,3 +216,32 @@ TEST_CASE("pgstore: concurrent publishers of overlapping blobs store each once",
   CHECK(server.psql(database, "SELECT chunks FROM term_stats WHERE term = 'http'") ==
         std::to_string(expected.size()));
 }
+
+TEST_CASE("pgstore: a statement timeout applies unless the connection string sets one", "[pgstore]") {
+  PostgresServer& server = PostgresServer::shared();
+  auto plain = Connection::open(server.uri("postgres"));
+  REQUIRE(plain);
+  CHECK((*plain)->exec("SHOW statement_timeout").at(0, 0) == "2min");
+  auto own = Connection::open(server.uri("postgres") + "?options=-c%20statement_timeout%3D5s");
+  REQUIRE(own);
+  CHECK((*own)->exec("SHOW statement_timeout").at(0, 0) == "5s");
+  // The server ends a statement that runs past it, and the error says where.
+  auto short_timeout = Connection::open(server.uri("postgres") + "?options=-c%20statement_timeout%3D100");
+  REQUIRE(short_timeout);
+  try {
+    (*short_timeout)->exec("SELECT pg_sleep(5)");
+    FAIL("pg_sleep should have been cancelled");
+  } catch (const kasava::pgstore::QueryError& error) {
+    CHECK(std::string(error.what()).find("statement timeout") != std::string::npos);
+    CHECK(std::string(error.what()).find("127.0.0.1:" + std::to_string(server.port())) != std::string::npos);
+  }
+}
+
+TEST_CASE("pgstore: a connection string libpq cannot read is refused without quoting it",
+          "[pgstore]") {
+  auto opened = Connection::open("host=localhost password=Quoted-Secret-1 'unterminated");
+  REQUIRE_FALSE(opened);
+  INFO(opened.error().message);
+  CHECK(opened.error().message.find("Quoted-Secret-1") == std::string::npos);
+  CHECK(opened.error().message.find("neither a postgresql:// URI nor key=value") != std::string::npos);
+}
