@@ -268,8 +268,8 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& conninfo) {
     }
   } catch (const util::Failure& error) {
     return util::Error{std::string(error.what()) +
-                       "; the store's schema could not be read or created: does the role may "
-                       "create tables in this database?"};
+                       "; the store's schema could not be read or created: check that the role may "
+                       "create tables in this database"};
   }
   return std::unique_ptr<Store>(new Store(std::move(connection).value()));
 }
