@@ -5,10 +5,17 @@
 // searched for the server's password.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "tests/e2e/background.hpp"
 #include "tests/e2e/harness.hpp"
@@ -274,6 +281,64 @@ TEST_CASE("store: a wrong password or an unreachable server is one line and exit
   CHECK(status.exit_code == 2);
   CHECK(lines_of(status.err).size() == 1);
   CHECK(status.err.find(wrong) == std::string::npos);
+}
+
+TEST_CASE("store: a publish killed before its swap leaves the old snapshot; the next run "
+          "completes it without sending again", "[store]") {
+  PostgresServer& server = PostgresServer::shared();
+  const std::string database = server.create_database("killed");
+  const std::string uri = server.uri(database);
+  FixtureRepo repo;
+  write_project(repo, "a.py", "def a():\n    return 1\n");
+  publish(repo, uri, {"--name", "acme/kill"});
+  const std::string old_commit = repo.git({"rev-parse", "HEAD"}).substr(0, 40);
+  const std::int64_t blobs = count(database, "SELECT count(*) FROM blobs");
+  repo.write("a.py", "def a():\n    return 2\n");
+  repo.commit_all("two");
+  const std::string new_commit = repo.git({"rev-parse", "HEAD"}).substr(0, 40);
+
+  // Another session holds the refs table: the publisher sends its blob, then waits at the swap.
+  const pid_t locker = ::fork();
+  if (locker == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    const std::string conninfo = server.socket_conninfo(database);
+    ::execlp("psql", "psql", "-X", "-q", "-d", conninfo.c_str(), "-c",
+             "BEGIN; LOCK TABLE refs IN EXCLUSIVE MODE; SELECT pg_sleep(120);", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto wait_for = [&](const std::string& sql) {
+    for (int i = 0; i < 600 && count(database, sql) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(count(database, sql) == 1);
+  };
+  wait_for("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+           "WHERE c.relname = 'refs' AND l.mode = 'ExclusiveLock' AND l.granted");
+  TempDir logs("logs");
+  {
+    BackgroundKasava publisher({"index", "--store", uri, "--name", "acme/kill"}, repo.root(), logs / "killed");
+    wait_for("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kasava' "
+             "AND wait_event_type = 'Lock'");
+    CHECK(count(database, "SELECT count(*) FROM blobs") == blobs + 1);  // sent before the swap
+    publisher.signal(SIGKILL);
+    CHECK(publisher.wait() == -SIGKILL);
+  }
+  server.psql(database, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'psql' "
+                        "AND query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()");
+  int status = 0;
+  ::waitpid(locker, &status, 0);
+  // Readers still see the old snapshot, whole.
+  CHECK(server.psql(database, "SELECT commit_id FROM refs") == old_commit);
+  CHECK(count(database, "SELECT count(*) FROM snapshot_files") ==
+        static_cast<std::int64_t>(sample_file_count()) + 1);
+
+  const util::JsonValue again = publish(repo, uri, {"--name", "acme/kill"});
+  CHECK(again.find("blobs_sent")->get_integer() == 0);  // the killed run's blob is reused
+  CHECK(again.find("changed")->get_bool() == true);
+  CHECK(server.psql(database, "SELECT commit_id FROM refs") == new_commit);
+  CHECK(count(database, "SELECT count(*) FROM blobs") == blobs + 1);
 }
 
 }  // namespace kasava::e2e
