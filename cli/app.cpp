@@ -98,7 +98,8 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava index ~/src/project --json\n"
        "  kasava index --rev \"$CI_COMMIT_SHA\"  # a commit's tree, for CI\n"
        "  kasava index https://host/org/repo   # clone, then index\n"
-       "  kasava -C https://host/org/repo ask \"retry\"   # then ask that clone from anywhere",
+       "  kasava -C https://host/org/repo ask \"retry\"   # then ask that clone from anywhere\n"
+       "  kasava index --store postgresql://ci@db/kasava --rev \"$CI_COMMIT_SHA\" --name org/app",
        "Each chunk is stored with its vector from the built-in model, or from a remote one:\n"
        "  --model voyage:voyage-code-3   (VOYAGE_API_KEY; KASAVA_DIMENSIONS=256..2048)\n"
        "  --model openai:<model>         (any /v1/embeddings server: KASAVA_OPENAI_BASE_URL,\n"
@@ -107,7 +108,10 @@ const std::vector<CommandSpec>& command_table() {
        "secrets (.env, keys, credentials) are never sent; chunks that fail are kept without\n"
        "a vector and sent again by the next run. Settings also come from .kasava/config in\n"
        "the repository and $XDG_CONFIG_HOME/kasava/config (see `kasava status`).\n"
-       "An index of an older kasava, or of another model, is rebuilt after a notice.",
+       "An index of an older kasava, or of another model, is rebuilt after a notice.\n"
+       "With --store (or KASAVA_STORE, or `store` in your config, never a repository's), the\n"
+       "index is then published to a shared PostgreSQL store: only the files it lacks are sent;\n"
+       "if it cannot be reached the local index is still updated, and the exit status is 2.",
        Needs::writable_index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("target", o.index.target, "Path or URL to index (default: current directory)");
@@ -123,6 +127,12 @@ const std::vector<CommandSpec>& command_table() {
                       "Show what would be indexed and, for a remote model, sent (files, chunks, "
                       "estimated tokens); write and send nothing");
          app.add_flag("--json", o.index.json, "Print the summary as JSON on stdout");
+         app.add_option("--store", o.index.store,
+                        "Then publish to this shared PostgreSQL store (a libpq URI or key=value "
+                        "string; default: KASAVA_STORE, else `store` in your config)");
+         app.add_option("--name", o.index.name,
+                        "The repository's name in the store (default: origin's owner/name, else "
+                        "the folder's name)");
        },
        [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
          return commands::run_index(o.index, c, p);
@@ -183,15 +193,20 @@ const std::vector<CommandSpec>& command_table() {
        [](ParsedOptions& o) { return commands::ask_setup(o.ask); }},
       {"status", "Show what the index holds and whether it is up to date",
        "  kasava status\n"
-       "  kasava status --json",
+       "  kasava status --json\n"
+       "  kasava status --store postgresql://db/kasava   # the shared store's repositories",
        "",
        Needs::readable_index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_flag("--json", o.status.json, "Print the status as JSON");
+         app.add_option("--store", o.status.store,
+                        "Describe this shared PostgreSQL store instead: repositories, refs, blobs "
+                        "(default: KASAVA_STORE when set)");
        },
        [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
          return commands::run_status(o.status, c, p);
-       }},
+       },
+       [](ParsedOptions& o) { return commands::status_setup(o.status); }},
       {"verify", "Check the index for damage and, with --repair, fix it by re-indexing",
        "  kasava verify            # exit 0 sound, 1 damaged\n"
        "  kasava verify --repair   # re-index damaged files, rebuild a damaged index\n"

@@ -4,6 +4,8 @@ find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(CURL REQUIRED)
 pkg_check_modules(LIBGIT2 REQUIRED libgit2)
+# libpq (Debian libpq-dev) for the shared PostgreSQL store, core/pgstore only.
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
 
 # libgit2 and SQLite are linked in from Debian's static archives. kasava starts before every
 # `ask` and every refresh, and with libgit2's shared library the dynamic loader made ~6,900

@@ -35,6 +35,8 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context, Prepared&
 search::SearchOptions search_options_for(const AskCommandOptions& options);
 /// The `ask --json` document of a search's results (`kasava serve`'s /api/search too).
 std::string results_json(const std::string& query, const std::vector<search::SearchHit>& hits);
+/// status's say in its setup: with a store (--store or KASAVA_STORE), no local index.
+SetupHooks status_setup(const StatusCommandOptions& options);
 ExitStatus run_status(const StatusCommandOptions& options, Context& context, Prepared& prepared);
 /// Serves until stdin ends; every tool call sets up its index again (setup.hpp's prepare).
 ExitStatus run_mcp(const McpCommandOptions& options, Context& context);

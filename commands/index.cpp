@@ -3,11 +3,14 @@
 // then prints a one-line summary (or JSON with --json) that says where a URL was cloned.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "commands/commands.hpp"
+#include "commands/publish.hpp"
 #include "core/remote/embedder.hpp"
 #include "core/repo/source.hpp"
 #include "core/util/json.hpp"
+#include "core/util/strings.hpp"
 
 namespace kasava::commands {
 
@@ -79,6 +82,36 @@ std::string clone_line(const IndexCommandOptions& options, const Context& contex
   const std::string& url = options.target.empty() ? context.global.url : options.target;
   return "cloned into " + cloned_into + " (ask it with `kasava -C " + repo::redact_url(url) +
          " ask QUESTION`)\n";
+}
+
+// The "publish" member of the summary JSON (with its leading comma).
+std::string publish_json(const PublishSummary& published) {
+  util::JsonWriter json;
+  json.begin_object();
+  json.key("store").value(published.where);
+  json.key("repository").value(published.repository);
+  json.key("ref").value(published.ref);
+  json.key("files").value(published.files);
+  json.key("blobs").value(published.blobs);
+  json.key("blobs_sent").value(published.blobs_sent);
+  json.key("chunks_sent").value(published.chunks_sent);
+  json.key("chunks").value(published.chunks);
+  json.key("changed").value(published.changed);
+  json.key("seconds").value(published.seconds);
+  json.end_object();
+  return ",\"publish\":" + json.str();
+}
+
+// What a publish did, for people.
+std::string publish_line(const PublishSummary& published) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.2f", published.seconds);
+  return "published " + util::escape_controls(published.repository) + " " +
+         util::escape_controls(published.ref) + " to " + published.where + ": " +
+         std::to_string(published.files) + " files, " + std::to_string(published.blobs_sent) + " of " +
+         std::to_string(published.blobs) + " blobs sent (" + std::to_string(published.chunks_sent) +
+         " chunks), " + (published.changed ? "snapshot updated" : "snapshot unchanged") + " in " +
+         seconds + " s";
 }
 
 // A warning when chunks are left without vectors: they are searchable by words now and by
@@ -172,15 +205,37 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepa
   const auto* remote_embedder = dynamic_cast<const remote::RemoteEmbedder*>(&context.embedder());
   const long requests = remote_embedder != nullptr ? remote_embedder->requests_sent() : 0;
   report_pending(*summary, context);
+  // The shared store, when one is named: the local index is complete whatever happens there.
+  const std::string conninfo = !options.store.empty() ? options.store : context.settings().store.value;
+  std::optional<PublishSummary> published;
+  std::optional<util::Failure> publish_failure;
+  if (!conninfo.empty()) {
+    auto local = store::Store::open(index_path, store::OpenMode::read_only);
+    if (!local) throw util::Failure(local.error());
+    const PublishRequest request{conninfo, repository_name(options.name, root),
+                                 ref_name(options.revision, root), context.embedder().model_id()};
+    try {
+      published = publish(request, **local, source);
+    } catch (const util::Failure& failure) {
+      publish_failure = failure;
+    }
+  }
   if (options.json) {
-    context.output.out(summary_json(*summary, root, index_path, context.embedder().model_id(),
-                                    remote_embedder != nullptr, false, requests, cloned_into));
+    std::string json = summary_json(*summary, root, index_path, context.embedder().model_id(),
+                                    remote_embedder != nullptr, false, requests, cloned_into);
+    if (published) json.insert(json.rfind('}'), publish_json(*published));
+    context.output.out(json);
   } else {
     context.output.out(format_summary(*summary) + "\n");
     context.output.out(clone_line(options, context, cloned_into));
     if (remote_embedder != nullptr) {
       context.output.out(embedding_line(*summary, false, requests) + "\n");
     }
+    if (published) context.output.out(publish_line(*published) + "\n");
+  }
+  if (publish_failure) {
+    context.output.flush();  // the summary first: the local index is up to date
+    throw *publish_failure;
   }
   return ExitStatus::success;
 }

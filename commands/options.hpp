@@ -27,6 +27,8 @@ struct IndexCommandOptions {
   bool rebuild = false;    ///< --rebuild: start from an empty index
   bool dry_run = false;    ///< --dry-run: say what would be indexed and sent; write and send nothing
   bool json = false;
+  std::string store;       ///< --store URL: publish to this shared store; "" = KASAVA_STORE, config
+  std::string name;        ///< --name org/repo: the repository's name in the store; "" = from origin
 };
 
 struct AskCommandOptions {
@@ -45,6 +47,7 @@ struct AskCommandOptions {
 
 struct StatusCommandOptions {
   bool json = false;
+  std::string store;  ///< --store URL: the shared store's status instead ("" = KASAVA_STORE, else none)
 };
 
 /// `kasava mcp` has no options of its own (the index is found as for ask).

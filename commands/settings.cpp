@@ -20,6 +20,7 @@ enum class FromRepository {
   allowed,
   endpoint,    ///< never: it would choose where the user's API keys go
   permission,  ///< never: it grants something only the user may grant
+  destination, ///< never: it would choose where the user's index (and credentials) go
 };
 
 // One setting: its config key, its environment variable, and whether a repository's config
@@ -45,6 +46,7 @@ constexpr Spec k_specs[] = {
      FromRepository::endpoint},
     {"allow_repository_models", "KASAVA_ALLOW_REPOSITORY_MODELS",
      &Settings::allow_repository_models, FromRepository::permission},
+    {"store", "KASAVA_STORE", &Settings::store, FromRepository::destination},
 };
 
 const Spec* find_spec(std::string_view key) {
@@ -100,6 +102,12 @@ void apply_config_file(const std::string& path, Origin origin, Settings& setting
       settings.warnings.push_back("ignoring '" + entry.key + "' in '" + where + "': it is read only from " +
                                   spec->variable + " or the user's config, so a repository cannot "
                                   "grant it to itself");
+      continue;
+    }
+    if (origin == Origin::repository_config && spec->from_repository == FromRepository::destination) {
+      settings.warnings.push_back("ignoring '" + entry.key + "' in '" + where + "': it is read only from " +
+                                  spec->variable + " or the user's config, so a repository cannot "
+                                  "choose where its index is published");
       continue;
     }
     Setting& setting = settings.*(spec->member);

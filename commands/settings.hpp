@@ -40,6 +40,9 @@ struct Settings {
   /// KASAVA_ALLOW_REPOSITORY_MODELS, `allow_repository_models` (user config only): "true" lets
   /// a repository's config choose a remote model or answer model.
   Setting allow_repository_models;
+  /// KASAVA_STORE, `store` (user config only): the shared PostgreSQL store `kasava index`
+  /// publishes to (--store: index); a libpq URI or key=value string, which may hold a password.
+  Setting store;
   std::string repository_config;  ///< the repository's config file looked at ("" when no repository)
   std::string user_config;        ///< the user's config file looked at
   /// Problems that do not stop the command (unknown keys, endpoints in a repository config):

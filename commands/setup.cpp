@@ -115,6 +115,7 @@ Prepared prepare(Context& context, Needs needs, const SetupHooks& hooks) {
 
 ExitStatus run_command(GlobalOptions global, Needs needs, const SetupHooks& hooks,
                        const std::function<ExitStatus(Context&, Prepared&)>& run) {
+  needs = hooks.needs.value_or(needs);
   enter_place(global, needs);
   Context context(std::move(global));
   Prepared prepared = prepare(context, needs, hooks);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "commands/context.hpp"
@@ -57,6 +58,8 @@ struct WriteRequest {
 
 /// A command's say in its setup (ask's and index's).
 struct SetupHooks {
+  /// What the command needs instead of its table's Needs (status --store: no index).
+  std::optional<Needs> needs;
   WriteRequest write;   ///< Needs::writable_index
   bool refresh = true;  ///< Needs::fresh_index: false (ask --no-refresh) needs only Needs::index
   /// Needs::fresh_index: runs once the index is found, before it is refreshed (ask resolves its

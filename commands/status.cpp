@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "commands/commands.hpp"
+#include "core/pgstore/store.hpp"
 #include "core/repo/source.hpp"
 #include "core/util/json.hpp"
 #include "core/util/strings.hpp"
@@ -56,7 +57,71 @@ std::vector<std::pair<const char*, const Setting*>> shown_settings(const Setting
           {"allow_repository_models", &settings.allow_repository_models}};
 }
 
+// The shared store `status` describes: --store, else KASAVA_STORE (a user's config `store`
+// is for publishing; `status` alone keeps describing the local index).
+std::string status_store(const StatusCommandOptions& options) {
+  return !options.store.empty() ? options.store : environment("KASAVA_STORE");
+}
+
+// `kasava status --store URL`: repositories, refs, commits, last publish, chunks, unique
+// blobs and size of the shared store.
+ExitStatus run_store_status(const StatusCommandOptions& options, Context& context) {
+  auto opened = pgstore::Store::open(status_store(options));
+  if (!opened) throw util::Failure(opened.error());
+  const pgstore::StoreStatus status = (*opened)->status();
+  if (options.json) {
+    util::JsonWriter json;
+    json.begin_object();
+    json.key("store").value(status.where);
+    json.key("schema_version").value(status.schema_version);
+    json.key("repositories").value(status.repositories);
+    json.key("refs").begin_array();
+    for (const pgstore::RefStatus& ref : status.refs) {
+      json.begin_object();
+      json.key("repository").value(ref.repository);
+      json.key("ref").value(ref.ref);
+      json.key("commit").value(ref.commit);
+      json.key("model").value(ref.model);
+      json.key("published_at").value(ref.published_at);
+      json.key("files").value(ref.files);
+      json.key("chunks").value(ref.chunks);
+      json.end_object();
+    }
+    json.end_array();
+    json.key("unique_blobs").value(status.unique_blobs);
+    json.key("chunks").value(status.chunks);
+    json.key("bytes").value(status.bytes);
+    json.end_object();
+    context.output.out(json.str() + "\n");
+    return ExitStatus::success;
+  }
+  std::string text;
+  auto row = [&](const char* label, const std::string& value) {
+    char padded[16];
+    std::snprintf(padded, sizeof padded, "%-13s", label);
+    text += context.output.paint(padded, Style::kind) + util::escape_controls(value) + "\n";
+  };
+  row("store", status.where + " (schema " + std::to_string(status.schema_version) + ", " +
+                   util::format_bytes(static_cast<std::uint64_t>(status.bytes)) + ")");
+  row("repositories", std::to_string(status.repositories) + " (" + std::to_string(status.refs.size()) + " refs)");
+  row("unique blobs", std::to_string(status.unique_blobs) + " (" + std::to_string(status.chunks) + " chunks)");
+  for (const pgstore::RefStatus& ref : status.refs) {
+    const std::string commit = ref.commit.size() > 12 ? ref.commit.substr(0, 12) : ref.commit;
+    row("", ref.repository + " " + ref.ref + "  " + (commit.empty() ? "(no commit)" : commit) + "  " +
+                std::to_string(ref.files) + " files, " + std::to_string(ref.chunks) + " chunks, " +
+                ref.model + ", published " + ref.published_at);
+  }
+  context.output.out(text);
+  return ExitStatus::success;
+}
+
 } // namespace
+
+SetupHooks status_setup(const StatusCommandOptions& options) {
+  SetupHooks hooks;
+  if (!status_store(options).empty()) hooks.needs = Needs::index_per_call;
+  return hooks;
+}
 
 std::string status_json(Context& context, const QueryTarget& target, const store::Store& store_ref) {
   const store::Store* store = &store_ref;  // as run_status reads it
@@ -119,6 +184,7 @@ std::string status_json(Context& context, const QueryTarget& target, const store
 }
 
 ExitStatus run_status(const StatusCommandOptions& options, Context& context, Prepared& prepared) {
+  if (!status_store(options).empty()) return run_store_status(options, context);
   const QueryTarget& target = prepared.target;
   const std::unique_ptr<store::Store> store = std::move(prepared.store);
   if (options.json) {

@@ -25,6 +25,8 @@ _kasava() {
     '--rebuild[Build the index anew, beside the old one, which it replaces when complete]' \
     '--dry-run[Show what would be indexed and, for a remote model, sent (files, chunks, estimated tokens); write and send nothing]' \
     '--json[Print the summary as JSON on stdout]' \
+    '--store[Then publish to this shared PostgreSQL store (a libpq URI or key=value string; default\: KASAVA_STORE, else `store` in your config)]:value:' \
+    '--name[The repository'\''s name in the store (default\: origin'\''s owner/name, else the folder'\''s name)]:value:' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \
@@ -67,6 +69,7 @@ _kasava() {
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--json[Print the status as JSON]' \
+    '--store[Describe this shared PostgreSQL store instead\: repositories, refs, blobs (default\: KASAVA_STORE when set)]:value:' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \

@@ -266,6 +266,56 @@ bool is_url(const std::string& target) {
   return parse_url(target).has_value();
 }
 
+Identity identity_of(const std::string& root) {
+  detail::ensure_libgit2();
+  Identity identity;
+  git_repository* raw_repository = nullptr;
+  if (git_repository_open_ext(&raw_repository, root.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) < 0) {
+    return identity;
+  }
+  const detail::RepositoryHandle repository(raw_repository);
+  git_remote* raw_remote = nullptr;
+  if (git_remote_lookup(&raw_remote, repository.get(), "origin") == 0) {
+    const detail::RemoteHandle remote(raw_remote);
+    if (const char* url = git_remote_url(remote.get()); url != nullptr) identity.origin_url = redact_url(url);
+  }
+  git_reference* raw_head = nullptr;
+  if (git_repository_head(&raw_head, repository.get()) == 0) {
+    const detail::ReferenceHandle head(raw_head);
+    if (git_reference_is_branch(head.get())) identity.branch = git_reference_shorthand(head.get());
+  } else if (git_repository_head_unborn(repository.get()) == 1 &&
+             git_reference_lookup(&raw_head, repository.get(), "HEAD") == 0) {
+    // No commit yet: HEAD still names the branch the first commit will make.
+    const detail::ReferenceHandle head(raw_head);
+    const char* target = git_reference_symbolic_target(head.get());
+    const std::string_view prefix = "refs/heads/";
+    if (target != nullptr && std::string_view(target).starts_with(prefix)) {
+      identity.branch = std::string(target).substr(prefix.size());
+    }
+  }
+  return identity;
+}
+
+std::string owner_and_name(const std::string& url) {
+  std::string path = url;
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  if (path.ends_with(".git")) path.resize(path.size() - 4);
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  std::vector<std::string> parts;
+  std::string part;
+  for (const char c : path) {
+    if (c == '/' || c == ':') {
+      if (!part.empty()) parts.push_back(part);
+      part.clear();
+    } else {
+      part += c;
+    }
+  }
+  if (!part.empty()) parts.push_back(part);
+  if (parts.size() >= 2) return parts[parts.size() - 2] + "/" + parts.back();
+  return parts.empty() ? "" : parts.back();
+}
+
 std::string redact_url(const std::string& url) {
   const std::size_t separator = url.find("://");
   if (separator == std::string::npos) return url;

@@ -143,6 +143,18 @@ std::string redact_url(const std::string& url);
 /// clone's stored origin URL has them removed.
 util::Result<std::string> clone_or_fetch(const std::string& url, const std::string& destination);
 
+/// What names a repository in a shared store (`kasava index --store`): its `origin` remote's
+/// URL with credentials removed ("" when none) and the branch HEAD is on ("" when detached,
+/// unborn or not a git repository).
+struct Identity {
+  std::string origin_url;
+  std::string branch;
+};
+Identity identity_of(const std::string& root);
+
+/// "owner/name" of a clone URL: its last two path parts without ".git" ("" when it has none).
+std::string owner_and_name(const std::string& url);
+
 /// Git blob id (40 hex) of `content`, as `git hash-object` computes it.
 std::string blob_id_of(std::string_view content);
 

@@ -158,6 +158,19 @@ HistoryExtent Store::history_extent() const {
   return extent;
 }
 
+std::vector<std::pair<std::string, std::string>> Store::history_texts() const {
+  std::vector<std::pair<std::string, std::string>> texts;
+  sqlite::Database& db = database();
+  try {
+    if (!db.has_table("history_paths")) return texts;
+    auto query = db.query("SELECT path, text FROM history_paths ORDER BY path");
+    while (query.step()) texts.emplace_back(std::string(query.column_text(0)), std::string(query.column_text(1)));
+  } catch (const sqlite::Error& error) {
+    throw util::Failure("reading index '" + path() + "': " + error.what());
+  }
+  return texts;
+}
+
 util::Result<std::vector<HistoryHit>> Store::history_search(std::string_view match_expression,
                                                             int limit) const {
   std::vector<HistoryHit> hits;

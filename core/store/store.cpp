@@ -55,6 +55,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <system_error>
 #include <unordered_map>
 #include <unordered_set>
@@ -1178,6 +1179,68 @@ std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& 
       }
     }
     return vectors;
+  });
+}
+
+std::optional<FileExport> Store::file_export(std::string_view path) const {
+  return m_impl->guarded("reading", [&]() -> std::optional<FileExport> {
+    auto file = m_impl->m_db.query("SELECT id FROM files WHERE path = ?1 AND skip_reason = ''");
+    file.bind(1, path);
+    if (!file.step()) return std::nullopt;
+    const std::int64_t file_id = file.column_int64(0);
+    std::vector<std::int64_t> ids;
+    auto chunks = m_impl->m_db.query("SELECT id FROM chunks WHERE file_id = ?1 ORDER BY id");
+    chunks.bind(1, file_id);
+    while (chunks.step()) ids.push_back(chunks.column_int64(0));
+    FileExport out;
+    std::map<std::int64_t, std::size_t> position;
+    for (ChunkRecord& record : chunks_by_id(ids)) {
+      position[record.id] = out.chunks.size();
+      out.chunks.push_back(std::move(record.chunk));
+    }
+    out.codes.resize(out.chunks.size());
+    out.values.resize(out.chunks.size());
+    auto codes = m_impl->m_db.query("SELECT chunk_ids, codes FROM vector_codes WHERE file_id = ?1");
+    codes.bind(1, file_id);
+    if (codes.step()) {
+      const auto chunk_ids = codes.column_blob(0);
+      const auto bytes = codes.column_blob(1);
+      const std::size_t count = chunk_ids.size() / sizeof(std::int64_t);
+      if (count > 0 && bytes.size() % count == 0) {
+        const std::size_t size = bytes.size() / count;
+        for (std::size_t i = 0; i < count; ++i) {
+          std::int64_t id = 0;
+          std::memcpy(&id, chunk_ids.data() + i * sizeof id, sizeof id);
+          const auto found = position.find(id);
+          if (found == position.end()) continue;
+          out.codes[found->second].assign(bytes.begin() + static_cast<std::ptrdiff_t>(i * size),
+                                          bytes.begin() + static_cast<std::ptrdiff_t>((i + 1) * size));
+        }
+      }
+    }
+    auto vectors = m_impl->m_db.query(
+        "SELECT v.chunk_id, v.vector FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.file_id = ?1");
+    vectors.bind(1, file_id);
+    while (vectors.step()) {
+      const auto found = position.find(vectors.column_int64(0));
+      if (found == position.end()) continue;
+      const auto blob = vectors.column_blob(1);
+      out.values[found->second].assign(blob.begin(), blob.end());
+    }
+    return out;
+  });
+}
+
+std::vector<IndexedFile> Store::indexed_files() const {
+  return m_impl->guarded("reading", [&] {
+    std::vector<IndexedFile> files;
+    auto query = m_impl->m_db.query(
+        "SELECT path, blob_id, language FROM files WHERE skip_reason = '' ORDER BY path");
+    while (query.step()) {
+      files.push_back(IndexedFile{std::string(query.column_text(0)), std::string(query.column_text(1)),
+                                  std::string(query.column_text(2))});
+    }
+    return files;
   });
 }
 

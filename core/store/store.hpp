@@ -113,6 +113,22 @@ struct StoredVector {
   float scale = 0.0f;
 };
 
+/// An indexed file (not skipped): what a shared store's snapshot lists.
+struct IndexedFile {
+  std::string path;
+  std::string blob_id;
+  std::string language;
+};
+
+/// One indexed file's content as a shared store publishes it (core/pgstore): its chunks in
+/// order, and for each its binary code and stored values (pack_values' bytes) when it has a
+/// vector (empty when not).
+struct FileExport {
+  std::vector<types::Chunk> chunks;
+  std::vector<std::vector<std::uint8_t>> codes;
+  std::vector<std::vector<std::uint8_t>> values;
+};
+
 /// Which files a semantic scan considers, by path and language; empty = every file.
 using FileFilter = std::function<bool(std::string_view path, std::string_view language)>;
 
@@ -298,6 +314,11 @@ public:
   /// or with one of another length, are skipped).
   std::vector<StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const;
   Stats stats() const;
+  /// The chunks and vectors of the indexed file at `path`; nullopt when it is not stored or
+  /// was skipped.
+  std::optional<FileExport> file_export(std::string_view path) const;
+  /// Every indexed file (skipped ones left out), by path.
+  std::vector<IndexedFile> indexed_files() const;
   /// Files indexed and chunks: the two figures of an index run's summary, without the scans
   /// of stats().
   struct Counts {
@@ -323,6 +344,9 @@ public:
                    std::string_view tip, std::int64_t commits_read);
   /// The tip, commits read and paths of the stored history (all empty or 0 when none).
   HistoryExtent history_extent() const;
+  /// Every path's history text (path, text), by path: what a shared store keeps beside a
+  /// snapshot. Empty when the index has no history.
+  std::vector<std::pair<std::string, std::string>> history_texts() const;
   /// Files ranked by BM25 over their history: the text of the newest commits that touched
   /// each (one document per path; `porter kasava` tokens, so the same terms as chunks_fts), for
   /// an FTS5 MATCH expression such as search::Query::match_expression (its terms quoted and

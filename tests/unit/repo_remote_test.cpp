@@ -146,3 +146,30 @@ TEST_CASE("repo::clone_or_fetch fails fast on an unreachable URL without leaking
   // Nor the folders made on the way: the cache is left as it was found.
   CHECK_FALSE(fs::exists(temp.path() + "/cache"));
 }
+
+TEST_CASE("repo::owner_and_name names a repository from its clone URL") {
+  using kasava::repo::owner_and_name;
+  CHECK(owner_and_name("https://github.com/acme/widget.git") == "acme/widget");
+  CHECK(owner_and_name("https://github.com/acme/widget/") == "acme/widget");
+  CHECK(owner_and_name("git@github.com:acme/widget.git") == "acme/widget");
+  CHECK(owner_and_name("ssh://git@host:2222/group/sub/widget") == "sub/widget");
+  CHECK(owner_and_name("widget") == "widget");
+  CHECK(owner_and_name("") == "");
+}
+
+TEST_CASE("repo::identity_of reads origin (credentials removed) and the branch") {
+  TempDir temp;
+  const std::string root = temp.path() + "/repo";
+  run("git init -q -b trunk '" + root + "'");
+  CHECK(kasava::repo::identity_of(root).branch == "trunk");  // unborn: HEAD names no commit yet
+  write(root + "/a.txt", "one\n");
+  git(root, "add a.txt");
+  git(root, "commit -q -m first");
+  git(root, "remote add origin https://user:s3cret@example.com/acme/widget.git");
+  const kasava::repo::Identity identity = kasava::repo::identity_of(root);
+  CHECK(identity.branch == "trunk");
+  CHECK(identity.origin_url == "https://example.com/acme/widget.git");
+  git(root, "checkout -q --detach");
+  CHECK(kasava::repo::identity_of(root).branch.empty());
+  CHECK(kasava::repo::identity_of(temp.path()).origin_url.empty());  // not a repository
+}

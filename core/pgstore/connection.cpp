@@ -1,0 +1,273 @@
+// libpq underneath pgstore::Connection (see connection.hpp): connecting with defaults the
+// caller's string may override, messages made into one scrubbed line, statements with
+// parameters.
+#include "core/pgstore/connection.hpp"
+
+#include <libpq-fe.h>
+
+#include <cstdlib>
+
+#include "core/util/strings.hpp"
+
+namespace kasava::pgstore {
+
+struct Connection::Handle {
+  PGconn* conn = nullptr;
+  ~Handle() {
+    if (conn != nullptr) PQfinish(conn);
+  }
+};
+
+namespace {
+
+// libpq's messages are several lines ("FATAL:  …\n", "\tIs the server running…\n"): one line
+// of their parts, with libpq's own "connection to server at …, port … failed: " dropped (the
+// caller names the place itself).
+std::string one_line(std::string_view message) {
+  std::string line;
+  std::size_t start = 0;
+  while (start <= message.size()) {
+    std::size_t end = message.find('\n', start);
+    if (end == std::string_view::npos) end = message.size();
+    std::string part(util::trim(message.substr(start, end - start)));
+    const std::size_t failed = part.find(" failed: ");
+    if (part.starts_with("connection to server") && failed != std::string::npos) {
+      part = part.substr(failed + 9);
+    }
+    for (const char* prefix : {"FATAL:", "ERROR:", "DETAIL:", "HINT:"}) {
+      if (part.starts_with(prefix)) part = std::string(util::trim(std::string_view(part).substr(std::string_view(prefix).size())));
+    }
+    if (!part.empty()) {
+      if (!line.empty()) line += "; ";
+      line += part;
+    }
+    start = end + 1;
+  }
+  return line;
+}
+
+// What to do about a failed connection, from what libpq said.
+std::string advice(std::string_view message) {
+  if (message.find("password") != std::string_view::npos ||
+      message.find("authentication") != std::string_view::npos) {
+    return "check the user and password (in the URL, PGPASSWORD or ~/.pgpass)";
+  }
+  if (message.find("database") != std::string_view::npos &&
+      message.find("does not exist") != std::string_view::npos) {
+    return "create the database (createdb) or name another in the URL";
+  }
+  if (message.find("role") != std::string_view::npos &&
+      message.find("does not exist") != std::string_view::npos) {
+    return "create the role or name another user in the URL";
+  }
+  if (message.find("timeout") != std::string_view::npos) {
+    return "check that the server is up and reachable from here (connect_timeout)";
+  }
+  return "check that PostgreSQL is running there and accepting connections (--store, "
+         "KASAVA_STORE, PGHOST, PGPORT)";
+}
+
+std::string place_of(PGconn* conn) {
+  const char* host = conn != nullptr ? PQhost(conn) : nullptr;
+  const char* port = conn != nullptr ? PQport(conn) : nullptr;
+  std::string place = host != nullptr && *host != '\0' ? host : "localhost";
+  place += ":";
+  place += port != nullptr && *port != '\0' ? port : "5432";
+  return place;
+}
+
+std::string replace_all(std::string text, const std::string& secret) {
+  if (secret.empty()) return text;
+  std::size_t at = 0;
+  while ((at = text.find(secret, at)) != std::string::npos) {
+    text.replace(at, secret.size(), "***");
+    at += 3;
+  }
+  return text;
+}
+
+} // namespace
+
+util::Result<std::unique_ptr<Connection>> Connection::open(const std::string& conninfo) {
+  std::unique_ptr<Connection> connection(new Connection());
+  // What the string says, to know its password (for scrubbing) and which defaults it sets.
+  char* parse_error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &parse_error);
+  if (parsed == nullptr) {
+    // libpq's message may quote part of the string, which may hold the password.
+    if (parse_error != nullptr) PQfreemem(parse_error);
+    return util::Error{"store: the connection string is neither a postgresql:// URI nor "
+                       "key=value pairs libpq can read; see "
+                       "https://www.postgresql.org/docs/current/libpq-connect.html"};
+  }
+  bool has_timeout = false;
+  bool has_options = false;
+  for (PQconninfoOption* option = parsed; option->keyword != nullptr; ++option) {
+    if (option->val == nullptr || *option->val == '\0') continue;
+    const std::string_view keyword = option->keyword;
+    if (keyword == "password") connection->m_secrets.emplace_back(option->val);
+    if (keyword == "connect_timeout") has_timeout = true;
+    if (keyword == "options") has_options = true;
+  }
+  PQconninfoFree(parsed);
+  if (const char* password = std::getenv("PGPASSWORD"); password != nullptr && *password != '\0') {
+    connection->m_secrets.emplace_back(password);
+  }
+  const std::string timeout = std::to_string(k_default_connect_timeout_seconds);
+  const std::string options = "-c statement_timeout=" + std::to_string(k_default_statement_timeout_ms);
+  std::vector<const char*> keywords;
+  std::vector<const char*> values;
+  // Defaults first: with expand_dbname, the string's own values (processed after) win.
+  if (!has_timeout && std::getenv("PGCONNECT_TIMEOUT") == nullptr) {
+    keywords.push_back("connect_timeout");
+    values.push_back(timeout.c_str());
+  }
+  if (!has_options && std::getenv("PGOPTIONS") == nullptr) {
+    keywords.push_back("options");
+    values.push_back(options.c_str());
+  }
+  keywords.push_back("fallback_application_name");
+  values.push_back("kasava");
+  keywords.push_back("dbname");
+  values.push_back(conninfo.c_str());
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  connection->m_handle = std::make_unique<Handle>();
+  PGconn* conn = PQconnectdbParams(keywords.data(), values.data(), 1);
+  connection->m_handle->conn = conn;
+  if (conn != nullptr) {
+    if (const char* password = PQpass(conn); password != nullptr && *password != '\0') {
+      connection->m_secrets.emplace_back(password);
+    }
+  }
+  connection->m_where = place_of(conn);
+  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
+    const std::string said = conn != nullptr ? one_line(PQerrorMessage(conn)) : "out of memory";
+    return util::Error{connection->scrub("store at " + connection->m_where + ": cannot connect: " +
+                                         said + "; " + advice(said))};
+  }
+  return connection;
+}
+
+Connection::~Connection() = default;
+
+std::string Connection::scrub(std::string message) const {
+  for (const std::string& secret : m_secrets) message = replace_all(std::move(message), secret);
+  return message;
+}
+
+Rows Connection::exec(std::string_view sql, const std::vector<Param>& params) {
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  for (const Param& param : params) {
+    values.push_back(param.null ? nullptr : param.value.data());
+    lengths.push_back(static_cast<int>(param.value.size()));
+    formats.push_back(param.binary ? 1 : 0);
+  }
+  const std::string statement(sql);
+  PGresult* result = PQexecParams(m_handle->conn, statement.c_str(), static_cast<int>(params.size()),
+                                  nullptr, values.data(), lengths.data(), formats.data(), 0);
+  const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    std::string sqlstate;
+    std::string said;
+    if (result != nullptr) {
+      if (const char* code = PQresultErrorField(result, PG_DIAG_SQLSTATE); code != nullptr) sqlstate = code;
+      said = one_line(PQresultErrorMessage(result));
+      PQclear(result);
+    }
+    if (said.empty()) said = one_line(PQerrorMessage(m_handle->conn));
+    if (PQstatus(m_handle->conn) != CONNECTION_OK) {
+      said += "; the connection was lost: check that PostgreSQL is running there";
+    }
+    throw QueryError(scrub("store at " + m_where + ": " + said), sqlstate);
+  }
+  Rows rows;
+  const int count = PQntuples(result);
+  const int columns = PQnfields(result);
+  rows.rows.resize(static_cast<std::size_t>(count));
+  for (int row = 0; row < count; ++row) {
+    auto& out = rows.rows[static_cast<std::size_t>(row)];
+    out.reserve(static_cast<std::size_t>(columns));
+    for (int column = 0; column < columns; ++column) {
+      out.emplace_back(PQgetvalue(result, row, column),
+                       static_cast<std::size_t>(PQgetlength(result, row, column)));
+    }
+  }
+  PQclear(result);
+  return rows;
+}
+
+void Connection::exec_script(std::string_view sql) {
+  const std::string script(sql);
+  PGresult* result = PQexec(m_handle->conn, script.c_str());
+  const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+    PQclear(result);
+    return;
+  }
+  std::string sqlstate;
+  std::string said = one_line(PQerrorMessage(m_handle->conn));
+  if (result != nullptr) {
+    if (const char* code = PQresultErrorField(result, PG_DIAG_SQLSTATE); code != nullptr) sqlstate = code;
+    PQclear(result);
+  }
+  throw QueryError(scrub("store at " + m_where + ": " + said), sqlstate);
+}
+
+Transaction::Transaction(Connection& connection) : m_connection(connection) {
+  m_connection.exec("BEGIN");
+}
+
+Transaction::~Transaction() {
+  if (!m_open) return;
+  try {
+    m_connection.exec("ROLLBACK");
+  } catch (const util::Failure&) {
+    // The connection is gone: the server rolls the transaction back itself.
+  }
+}
+
+void Transaction::commit() {
+  m_connection.exec("COMMIT");
+  m_open = false;
+}
+
+std::string to_hex(std::string_view bytes) {
+  static constexpr char k_digits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    hex += k_digits[byte >> 4];
+    hex += k_digits[byte & 15];
+  }
+  return hex;
+}
+
+std::optional<std::string> from_hex(std::string_view hex) {
+  if (hex.size() % 2 != 0) return std::nullopt;
+  const auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string bytes;
+  bytes.reserve(hex.size() / 2);
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    const int high = digit(hex[i]);
+    const int low = digit(hex[i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    bytes += static_cast<char>(high * 16 + low);
+  }
+  return bytes;
+}
+
+std::string decode_bytea(std::string_view text) {
+  if (text.starts_with("\\x")) return from_hex(text.substr(2)).value_or("");
+  return std::string(text);
+}
+
+} // namespace kasava::pgstore

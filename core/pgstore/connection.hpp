@@ -1,0 +1,103 @@
+// A connection to the shared PostgreSQL store through libpq, with errors fit for one line: they
+// name the host and port and what to do, and never the password (whatever libpq said is
+// scrubbed of it). Parameters go as text or binary values, never spliced into SQL. The only
+// file of kasava that includes <libpq-fe.h>.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/util/result.hpp"
+
+namespace kasava::pgstore {
+
+/// What a connection adds to the caller's connection string when it sets neither.
+inline constexpr int k_default_connect_timeout_seconds = 10;
+inline constexpr int k_default_statement_timeout_ms = 120000;
+
+/// A query parameter: text (PostgreSQL parses it as the parameter's type) or binary bytes
+/// (for bytea), or NULL.
+struct Param {
+  std::string value;
+  bool binary = false;
+  bool null = false;
+  static Param text(std::string v) { return Param{std::move(v), false, false}; }
+  static Param bytes(std::string v) { return Param{std::move(v), true, false}; }
+};
+
+/// The rows of a query, every value as PostgreSQL's text output ("" for NULL).
+struct Rows {
+  std::vector<std::vector<std::string>> rows;
+  std::size_t size() const { return rows.size(); }
+  const std::string& at(std::size_t row, std::size_t column) const { return rows.at(row).at(column); }
+};
+
+/// A failed statement: the one-line message (password scrubbed) and PostgreSQL's SQLSTATE.
+class QueryError : public util::Failure {
+public:
+  QueryError(const std::string& message, std::string sqlstate)
+      : util::Failure(message), m_sqlstate(std::move(sqlstate)) {}
+  const std::string& sqlstate() const { return m_sqlstate; }
+  /// A deadlock or serialization failure: the transaction may simply be run again.
+  bool retryable() const { return m_sqlstate == "40P01" || m_sqlstate == "40001"; }
+
+private:
+  std::string m_sqlstate;
+};
+
+class Connection {
+public:
+  /// Connects with a libpq URI (postgresql://…) or key=value string; libpq's environment
+  /// (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGSSLMODE, …) and ~/.pgpass fill what it leaves
+  /// out. A connect_timeout of k_default_connect_timeout_seconds and a statement_timeout of
+  /// k_default_statement_timeout_ms apply unless the string sets them (connect_timeout,
+  /// options). Errors: one line naming host and port, what failed and what to do.
+  static util::Result<std::unique_ptr<Connection>> open(const std::string& conninfo);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// "host:port" of the server (a socket folder for a unix socket), for messages.
+  const std::string& where() const { return m_where; }
+
+  /// Runs one statement; throws QueryError (message prefixed with the server's place).
+  Rows exec(std::string_view sql, const std::vector<Param>& params = {});
+  /// Runs statements without parameters (several, separated by ';').
+  void exec_script(std::string_view sql);
+
+  /// `message` with every secret this connection knows (its password) replaced by "***".
+  std::string scrub(std::string message) const;
+
+private:
+  Connection() = default;
+  struct Handle;
+  std::unique_ptr<Handle> m_handle;
+  std::string m_where;
+  std::vector<std::string> m_secrets;
+};
+
+/// A transaction on a connection: begun when made, rolled back when destroyed without commit().
+class Transaction {
+public:
+  explicit Transaction(Connection& connection);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+
+private:
+  Connection& m_connection;
+  bool m_open = true;
+};
+
+/// The bytes of a bytea value as PostgreSQL prints it in text ("\x0a1b…").
+std::string decode_bytea(std::string_view text);
+/// Lower-case hex of bytes, and back (nullopt when `hex` is not hex of whole bytes).
+std::string to_hex(std::string_view bytes);
+std::optional<std::string> from_hex(std::string_view hex);
+
+} // namespace kasava::pgstore

@@ -1,0 +1,499 @@
+// The shared PostgreSQL store (see store.hpp): schema versions, publishing, status. Bulk rows
+// travel as array parameters expanded with unnest() on the server: one statement per table
+// and batch, no SQL built from data.
+#include "core/pgstore/store.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "core/pgstore/connection.hpp"
+#include "core/util/compression.hpp"
+#include "core/util/hash.hpp"
+#include "core/util/strings.hpp"
+#include "core/util/tokenize.hpp"
+
+namespace kasava::pgstore {
+
+namespace {
+
+// Every session that creates or upgrades the schema holds this transaction-level advisory
+// lock first, so two kasava runs on a new database do not both create it.
+constexpr std::int64_t k_schema_lock = 0x6b61736176610001;
+
+// Version 1: repositories and refs, each ref's snapshot (path → blob), blob texts (zstd,
+// shared by every model), blobs per (blob, model) with their chunks; a chunk holds its
+// metadata, its terms (tsvector of kasava's tokens, GIN-indexed), its length in tokens, its
+// binary code (bit varying, for bit_count Hamming filtering) and its 4-bit values. A chunk's
+// text is the blob's lines start_line..end_line: not stored twice.
+constexpr const char* k_schema_1 = R"sql(
+CREATE TABLE kasava_schema(version integer NOT NULL);
+CREATE TABLE models(id smallserial PRIMARY KEY, name text UNIQUE NOT NULL);
+CREATE TABLE repositories(id bigserial PRIMARY KEY, name text UNIQUE NOT NULL);
+CREATE TABLE refs(
+  id bigserial PRIMARY KEY,
+  repository_id bigint NOT NULL REFERENCES repositories(id),
+  name text NOT NULL,
+  commit_id text NOT NULL DEFAULT '',
+  model_id smallint REFERENCES models(id),
+  files bigint NOT NULL DEFAULT 0,
+  chunks bigint NOT NULL DEFAULT 0,
+  digest text NOT NULL DEFAULT '',
+  published_at timestamptz,
+  UNIQUE(repository_id, name)
+);
+CREATE TABLE snapshot_files(
+  ref_id bigint NOT NULL REFERENCES refs(id) ON DELETE CASCADE,
+  path text NOT NULL,
+  blob_id bytea NOT NULL,
+  language text NOT NULL,
+  PRIMARY KEY(ref_id, path)
+);
+CREATE INDEX snapshot_files_blob ON snapshot_files(blob_id);
+CREATE TABLE blob_texts(blob_id bytea PRIMARY KEY, size bigint NOT NULL, text bytea NOT NULL);
+CREATE TABLE blobs(
+  blob_id bytea NOT NULL,
+  model_id smallint NOT NULL REFERENCES models(id),
+  language text NOT NULL,
+  chunks integer NOT NULL,
+  published_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY(blob_id, model_id)
+);
+CREATE TABLE chunks(
+  blob_id bytea NOT NULL,
+  model_id smallint NOT NULL,
+  ordinal integer NOT NULL,
+  kind text NOT NULL,
+  symbol text NOT NULL,
+  parent text NOT NULL,
+  signature text NOT NULL,
+  doc text NOT NULL,
+  start_line integer NOT NULL,
+  end_line integer NOT NULL,
+  length integer NOT NULL,
+  terms tsvector NOT NULL,
+  code bit varying,
+  vector bytea,
+  PRIMARY KEY(blob_id, model_id, ordinal)
+);
+CREATE INDEX chunks_terms ON chunks USING gin(terms);
+CREATE TABLE file_history(
+  ref_id bigint NOT NULL REFERENCES refs(id) ON DELETE CASCADE,
+  path text NOT NULL,
+  subjects text NOT NULL,
+  PRIMARY KEY(ref_id, path)
+);
+INSERT INTO kasava_schema(version) VALUES (1);
+)sql";
+
+// Version 2: the statistics BM25 needs, kept as blobs arrive: in how many chunks each term
+// occurs, and the chunks and tokens per model (average length). Upgrading fills them from the
+// chunks already stored.
+constexpr const char* k_schema_2 = R"sql(
+CREATE TABLE term_stats(
+  model_id smallint NOT NULL,
+  term text NOT NULL,
+  chunks bigint NOT NULL,
+  PRIMARY KEY(model_id, term)
+);
+CREATE TABLE model_stats(model_id smallint PRIMARY KEY, chunks bigint NOT NULL, tokens bigint NOT NULL);
+INSERT INTO model_stats(model_id, chunks, tokens)
+  SELECT m.id, count(c.ordinal), coalesce(sum(c.length), 0)
+  FROM models m LEFT JOIN chunks c ON c.model_id = m.id GROUP BY m.id;
+DO $$
+DECLARE model smallint;
+BEGIN
+  FOR model IN SELECT id FROM models LOOP
+    INSERT INTO term_stats(model_id, term, chunks)
+      SELECT model, word, ndoc
+      FROM ts_stat(format('SELECT terms FROM chunks WHERE model_id = %s', model));
+  END LOOP;
+END $$;
+UPDATE kasava_schema SET version = 2;
+)sql";
+
+constexpr const char* k_steps[] = {k_schema_1, k_schema_2};
+static_assert(std::size(k_steps) == k_schema_version);
+
+// A PostgreSQL array literal of text elements, every element quoted.
+std::string array_literal(const std::vector<std::string>& elements) {
+  std::string literal = "{";
+  for (const std::string& element : elements) {
+    if (literal.size() > 1) literal += ',';
+    literal += '"';
+    for (const char c : element) {
+      if (c == '"' || c == '\\') literal += '\\';
+      literal += c;
+    }
+    literal += '"';
+  }
+  literal += '}';
+  return literal;
+}
+
+// Text PostgreSQL accepts: valid UTF-8 without NUL bytes (invalid bytes and NULs become U+FFFD).
+std::string clean_text(std::string_view text) {
+  std::string valid = util::is_valid_utf8(text) ? std::string(text) : util::to_valid_utf8(text);
+  if (valid.find('\0') == std::string::npos) return valid;
+  std::string out;
+  for (const char c : valid) {
+    if (c == '\0') out += "\xEF\xBF\xBD";
+    else out += c;
+  }
+  return out;
+}
+
+std::int64_t to_int(const std::string& text) {
+  try {
+    return text.empty() ? 0 : std::stoll(text);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// The schema version of the connected database, 0 when it has none.
+int schema_version(Connection& connection) {
+  // A scan of the catalog with the statement's snapshot, not to_regclass(): after waiting for
+  // the advisory lock of migrate(), the catalog caches may not have seen the other session's
+  // new tables yet (an advisory lock does not process invalidations).
+  const Rows exists = connection.exec(
+      "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+      "WHERE c.relname = 'kasava_schema' AND n.nspname = current_schema())");
+  if (exists.at(0, 0) != "t") return 0;
+  const Rows rows = connection.exec("SELECT max(version) FROM kasava_schema");
+  return rows.size() == 0 ? 0 : static_cast<int>(to_int(rows.at(0, 0)));
+}
+
+// Brings the schema from its version to `target` in one transaction (creates it from none).
+void migrate(Connection& connection, int target) {
+  Transaction transaction(connection);
+  connection.exec("SELECT pg_advisory_xact_lock($1)", {Param::text(std::to_string(k_schema_lock))});
+  const int version = schema_version(connection);
+  if (version > target) return;  // another run upgraded it meanwhile; checked again by open
+  for (int step = version + 1; step <= target; ++step) {
+    connection.exec_script(k_steps[step - 1]);
+  }
+  transaction.commit();
+}
+
+std::int16_t model_id(Connection& connection, const std::string& model) {
+  connection.exec("INSERT INTO models(name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+                  {Param::text(clean_text(model))});
+  const Rows rows = connection.exec("SELECT id FROM models WHERE name = $1", {Param::text(clean_text(model))});
+  const auto id = static_cast<std::int16_t>(to_int(rows.at(0, 0)));
+  connection.exec("INSERT INTO model_stats(model_id, chunks, tokens) VALUES ($1, 0, 0) "
+                  "ON CONFLICT (model_id) DO NOTHING",
+                  {Param::text(std::to_string(id))});
+  return id;
+}
+
+// Runs `work` in a transaction, again when PostgreSQL chose it as a deadlock's victim or
+// failed it for serialization (neither should happen with the lock order kept here; a retry
+// keeps a publish going if it does).
+template <typename Work>
+auto with_retries(Connection& connection, Work work) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      Transaction transaction(connection);
+      auto result = work();
+      transaction.commit();
+      return result;
+    } catch (const QueryError& error) {
+      if (!error.retryable() || attempt == 5) throw;
+    }
+  }
+}
+
+} // namespace
+
+std::string chunk_terms(const types::Chunk& chunk, int& length, std::vector<std::string>* distinct) {
+  // term → positions with weights, as tsvector's input reads them ("'term':1A,7D").
+  std::map<std::string, std::vector<std::string>> terms;
+  int position = 0;
+  length = 0;
+  const auto add = [&](std::string_view text, char weight, bool body) {
+    util::for_each_code_token(text, [&](std::string_view token, std::size_t, std::size_t) {
+      if (body) ++length;
+      // PostgreSQL's limits: lexemes under 2 KiB, positions up to 16383, 256 per lexeme.
+      if (token.size() >= 2047 || !util::is_valid_utf8(token)) return;
+      position = std::min(position + 1, 16383);
+      auto& positions = terms[std::string(token)];
+      if (positions.size() < 255) positions.push_back(std::to_string(position) + weight);
+    });
+  };
+  add(chunk.symbol, 'A', false);
+  add(chunk.parent, 'A', false);
+  add(chunk.signature, 'B', false);
+  add(chunk.doc, 'C', false);
+  add(chunk.text, 'D', true);
+  std::string vector;
+  for (const auto& [term, positions] : terms) {
+    if (distinct != nullptr) distinct->push_back(term);
+    if (!vector.empty()) vector += ' ';
+    vector += '\'';
+    for (const char c : term) {
+      if (c == '\'' || c == '\\') vector += c == '\'' ? '\'' : '\\';
+      vector += c;
+    }
+    vector += "':";
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      if (i > 0) vector += ',';
+      vector += positions[i];
+    }
+  }
+  return vector;
+}
+
+Store::Store(std::unique_ptr<Connection> connection) : m_connection(std::move(connection)) {}
+Store::~Store() = default;
+
+const std::string& Store::where() const { return m_connection->where(); }
+
+util::Result<std::unique_ptr<Store>> Store::open(const std::string& conninfo) {
+  auto connection = Connection::open(conninfo);
+  if (!connection) return connection.error();
+  Connection& c = **connection;
+  try {
+    int version = schema_version(c);
+    if (version < k_schema_version) {
+      migrate(c, k_schema_version);
+      version = schema_version(c);
+    }
+    if (version > k_schema_version) {
+      return util::Error{"store at " + c.where() + ": its schema is version " +
+                         std::to_string(version) + ", newer than this kasava's (" +
+                         std::to_string(k_schema_version) +
+                         "): a newer kasava wrote it; use that version (or newer) here"};
+    }
+  } catch (const util::Failure& error) {
+    return util::Error{std::string(error.what()) +
+                       "; the store's schema could not be read or created: check that the role may "
+                       "create tables in this database"};
+  }
+  return std::unique_ptr<Store>(new Store(std::move(connection).value()));
+}
+
+util::Status Store::create_schema_version(const std::string& conninfo, int version) {
+  auto connection = Connection::open(conninfo);
+  if (!connection) return connection.error();
+  if (version < 1 || version > k_schema_version) return util::Error{"no such schema version"};
+  try {
+    migrate(**connection, version);
+  } catch (const util::Failure& error) {
+    return util::Error{error.what()};
+  }
+  return util::ok_status();
+}
+
+std::vector<std::string> Store::present_blobs(const std::vector<std::string>& blob_ids,
+                                              const std::string& model) {
+  const Rows rows = m_connection->exec(
+      "SELECT encode(b.blob_id, 'hex') FROM blobs b JOIN models m ON m.id = b.model_id "
+      "WHERE m.name = $1 AND b.blob_id = ANY (SELECT decode(h, 'hex') FROM unnest($2::text[]) h)",
+      {Param::text(clean_text(model)), Param::text(array_literal(blob_ids))});
+  std::vector<std::string> present;
+  present.reserve(rows.size());
+  for (const auto& row : rows.rows) present.push_back(row.at(0));
+  return present;
+}
+
+std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& model) {
+  std::sort(blobs.begin(), blobs.end(),
+            [](const BlobUpload& a, const BlobUpload& b) { return a.blob_id < b.blob_id; });
+  blobs.erase(std::unique(blobs.begin(), blobs.end(),
+                          [](const BlobUpload& a, const BlobUpload& b) { return a.blob_id == b.blob_id; }),
+              blobs.end());
+  if (blobs.empty()) return 0;
+  Connection& c = *m_connection;
+  const std::int16_t model_number = model_id(c, model);  // committed on its own: first in lock order
+  const std::string model_param = std::to_string(model_number);
+  return with_retries(c, [&]() -> std::int64_t {
+    // 1. The blob rows, in id order; those another publisher holds are skipped.
+    std::vector<std::string> ids, languages, counts;
+    for (const BlobUpload& blob : blobs) {
+      ids.push_back(blob.blob_id);
+      languages.push_back(clean_text(blob.language));
+      counts.push_back(std::to_string(blob.chunks.size()));
+    }
+    const Rows inserted = c.exec(
+        "INSERT INTO blobs(blob_id, model_id, language, chunks) "
+        "SELECT decode(b, 'hex'), $1, l, n FROM unnest($2::text[], $3::text[], $4::int[]) AS t(b, l, n) "
+        "ORDER BY b ON CONFLICT DO NOTHING RETURNING encode(blob_id, 'hex')",
+        {Param::text(model_param), Param::text(array_literal(ids)), Param::text(array_literal(languages)),
+         Param::text(array_literal(counts))});
+    std::set<std::string> mine;
+    for (const auto& row : inserted.rows) mine.insert(row.at(0));
+    if (mine.empty()) return 0;
+    // 2. Their texts (shared across models), then chunks, then statistics, each in key order.
+    std::vector<std::string> text_ids, sizes, texts;
+    std::vector<std::string> c_blob, c_ordinal, c_kind, c_symbol, c_parent, c_signature, c_doc,
+        c_start, c_end, c_length, c_terms, c_code, c_vector;
+    std::map<std::string, std::int64_t> term_counts;
+    std::int64_t chunk_count = 0;
+    std::int64_t token_count = 0;
+    for (const BlobUpload& blob : blobs) {
+      if (mine.count(blob.blob_id) == 0) continue;
+      text_ids.push_back(blob.blob_id);
+      sizes.push_back(std::to_string(blob.text.size()));
+      texts.push_back(to_hex(util::compress(blob.text)));
+      for (std::size_t i = 0; i < blob.chunks.size(); ++i) {
+        const ChunkUpload& upload = blob.chunks[i];
+        const types::Chunk& chunk = upload.chunk;
+        int length = 0;
+        c_blob.push_back(blob.blob_id);
+        c_ordinal.push_back(std::to_string(i));
+        c_kind.push_back(clean_text(chunk.kind));
+        c_symbol.push_back(clean_text(chunk.symbol));
+        c_parent.push_back(clean_text(chunk.parent));
+        c_signature.push_back(clean_text(chunk.signature));
+        c_doc.push_back(clean_text(chunk.doc));
+        c_start.push_back(std::to_string(chunk.start_line));
+        c_end.push_back(std::to_string(chunk.end_line));
+        std::vector<std::string> distinct;
+        c_terms.push_back(chunk_terms(chunk, length, &distinct));
+        c_length.push_back(std::to_string(length));
+        std::string code;
+        if (!upload.code.empty()) code.append("x").append(to_hex(upload.code));
+        c_code.push_back(std::move(code));
+        c_vector.push_back(to_hex(upload.values));
+        ++chunk_count;
+        token_count += length;
+        for (const std::string& term : distinct) ++term_counts[term];
+      }
+    }
+    c.exec("INSERT INTO blob_texts(blob_id, size, text) "
+           "SELECT decode(b, 'hex'), s, decode(t, 'hex') FROM unnest($1::text[], $2::bigint[], $3::text[]) "
+           "AS u(b, s, t) ORDER BY b ON CONFLICT DO NOTHING",
+           {Param::text(array_literal(text_ids)), Param::text(array_literal(sizes)),
+            Param::text(array_literal(texts))});
+    if (!c_blob.empty()) {
+      c.exec("INSERT INTO chunks(blob_id, model_id, ordinal, kind, symbol, parent, signature, doc, "
+             "start_line, end_line, length, terms, code, vector) "
+             "SELECT decode(b, 'hex'), $1, o, k, s, p, g, d, sl, el, n, t::tsvector, "
+             "CASE WHEN x = '' THEN NULL ELSE x::bit varying END, "
+             "CASE WHEN v = '' THEN NULL ELSE decode(v, 'hex') END "
+             "FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], "
+             "$8::text[], $9::int[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[]) "
+             "AS u(b, o, k, s, p, g, d, sl, el, n, t, x, v)",
+             {Param::text(model_param), Param::text(array_literal(c_blob)),
+              Param::text(array_literal(c_ordinal)), Param::text(array_literal(c_kind)),
+              Param::text(array_literal(c_symbol)), Param::text(array_literal(c_parent)),
+              Param::text(array_literal(c_signature)), Param::text(array_literal(c_doc)),
+              Param::text(array_literal(c_start)), Param::text(array_literal(c_end)),
+              Param::text(array_literal(c_length)), Param::text(array_literal(c_terms)),
+              Param::text(array_literal(c_code)), Param::text(array_literal(c_vector))});
+    }
+    if (!term_counts.empty()) {
+      std::vector<std::string> terms, frequencies;
+      for (const auto& [term, count] : term_counts) {
+        terms.push_back(term);
+        frequencies.push_back(std::to_string(count));
+      }
+      c.exec("INSERT INTO term_stats(model_id, term, chunks) "
+             "SELECT $1, t, n FROM unnest($2::text[], $3::bigint[]) AS u(t, n) ORDER BY t "
+             "ON CONFLICT (model_id, term) DO UPDATE SET chunks = term_stats.chunks + excluded.chunks",
+             {Param::text(model_param), Param::text(array_literal(terms)),
+              Param::text(array_literal(frequencies))});
+    }
+    c.exec("UPDATE model_stats SET chunks = chunks + $2, tokens = tokens + $3 WHERE model_id = $1",
+           {Param::text(model_param), Param::text(std::to_string(chunk_count)),
+            Param::text(std::to_string(token_count))});
+    return static_cast<std::int64_t>(mine.size());
+  });
+}
+
+SwapResult Store::swap_snapshot(const Snapshot& snapshot) {
+  Connection& c = *m_connection;
+  const std::int16_t model_number = model_id(c, snapshot.model);
+  std::vector<SnapshotFile> files = snapshot.files;
+  std::sort(files.begin(), files.end(),
+            [](const SnapshotFile& a, const SnapshotFile& b) { return a.path < b.path; });
+  std::uint64_t digest = util::fnv1a64(snapshot.commit + '\n' + snapshot.model + '\n');
+  std::vector<std::string> paths, ids, languages;
+  for (const SnapshotFile& file : files) {
+    paths.push_back(clean_text(file.path));
+    ids.push_back(file.blob_id);
+    languages.push_back(clean_text(file.language));
+    digest = util::fnv1a64(file.path + '\t' + file.blob_id + '\t' + file.language + '\n', digest);
+  }
+  const std::string digest_text = std::to_string(digest);
+  return with_retries(c, [&]() -> SwapResult {
+    // The repository's and the ref's rows, locked by the upserts until commit: publishers of
+    // the same ref follow each other; readers keep seeing the committed snapshot meanwhile.
+    const Rows repository = c.exec(
+        "INSERT INTO repositories(name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = excluded.name "
+        "RETURNING id",
+        {Param::text(clean_text(snapshot.repository))});
+    const std::string repository_id = repository.at(0, 0);
+    const Rows ref = c.exec(
+        "INSERT INTO refs(repository_id, name) VALUES ($1, $2) "
+        "ON CONFLICT (repository_id, name) DO UPDATE SET name = excluded.name RETURNING id, digest, chunks",
+        {Param::text(repository_id), Param::text(clean_text(snapshot.ref))});
+    const std::string ref_id = ref.at(0, 0);
+    if (ref.at(0, 1) == digest_text) return SwapResult{false, to_int(ref.at(0, 2))};
+    const Rows missing = c.exec(
+        "SELECT count(*) FROM unnest($1::text[]) h WHERE NOT EXISTS "
+        "(SELECT 1 FROM blobs b WHERE b.blob_id = decode(h, 'hex') AND b.model_id = $2)",
+        {Param::text(array_literal(ids)), Param::text(std::to_string(model_number))});
+    if (to_int(missing.at(0, 0)) != 0) {
+      throw util::Failure("store at " + c.where() + ": " + missing.at(0, 0) +
+                          " blobs of the snapshot are not stored; publish again");
+    }
+    c.exec("DELETE FROM snapshot_files WHERE ref_id = $1", {Param::text(ref_id)});
+    c.exec("INSERT INTO snapshot_files(ref_id, path, blob_id, language) "
+           "SELECT $1, p, decode(b, 'hex'), l FROM unnest($2::text[], $3::text[], $4::text[]) AS u(p, b, l)",
+           {Param::text(ref_id), Param::text(array_literal(paths)), Param::text(array_literal(ids)),
+            Param::text(array_literal(languages))});
+    std::vector<std::string> history_paths, history_texts;
+    for (const auto& [path, text] : snapshot.history) {
+      history_paths.push_back(clean_text(path));
+      history_texts.push_back(clean_text(text));
+    }
+    c.exec("DELETE FROM file_history WHERE ref_id = $1", {Param::text(ref_id)});
+    c.exec("INSERT INTO file_history(ref_id, path, subjects) "
+           "SELECT $1, p, t FROM unnest($2::text[], $3::text[]) AS u(p, t) ON CONFLICT DO NOTHING",
+           {Param::text(ref_id), Param::text(array_literal(history_paths)),
+            Param::text(array_literal(history_texts))});
+    const Rows chunks = c.exec(
+        "SELECT coalesce(sum(b.chunks), 0) FROM snapshot_files s "
+        "JOIN blobs b ON b.blob_id = s.blob_id AND b.model_id = $2 WHERE s.ref_id = $1",
+        {Param::text(ref_id), Param::text(std::to_string(model_number))});
+    c.exec("UPDATE refs SET commit_id = $2, model_id = $3, files = $4, chunks = $5, digest = $6, "
+           "published_at = now() WHERE id = $1",
+           {Param::text(ref_id), Param::text(snapshot.commit), Param::text(std::to_string(model_number)),
+            Param::text(std::to_string(files.size())), Param::text(chunks.at(0, 0)),
+            Param::text(digest_text)});
+    return SwapResult{true, to_int(chunks.at(0, 0))};
+  });
+}
+
+StoreStatus Store::status() {
+  Connection& c = *m_connection;
+  StoreStatus status;
+  status.where = c.where();
+  status.schema_version = schema_version(c);
+  const Rows refs = c.exec(
+      "SELECT r.name, f.name, f.commit_id, coalesce(m.name, ''), "
+      "coalesce(to_char(f.published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
+      "f.files, f.chunks FROM refs f JOIN repositories r ON r.id = f.repository_id "
+      "LEFT JOIN models m ON m.id = f.model_id WHERE f.published_at IS NOT NULL "
+      "ORDER BY r.name, f.name");
+  std::set<std::string> repositories;
+  for (const auto& row : refs.rows) {
+    status.refs.push_back(RefStatus{row[0], row[1], row[2], row[3], row[4], to_int(row[5]), to_int(row[6])});
+    repositories.insert(row[0]);
+  }
+  status.repositories = static_cast<std::int64_t>(repositories.size());
+  const Rows counts = c.exec(
+      "SELECT (SELECT count(*) FROM blobs), (SELECT count(*) FROM chunks), "
+      "(SELECT sum(pg_total_relation_size(to_regclass(t))) FROM unnest(ARRAY['models', 'repositories', "
+      "'refs', 'snapshot_files', 'blob_texts', 'blobs', 'chunks', 'file_history', 'term_stats', "
+      "'model_stats', 'kasava_schema']) t)");
+  status.unique_blobs = to_int(counts.at(0, 0));
+  status.chunks = to_int(counts.at(0, 1));
+  status.bytes = to_int(counts.at(0, 2));
+  return status;
+}
+
+} // namespace kasava::pgstore

@@ -1,0 +1,132 @@
+// The shared PostgreSQL store: many repositories and refs in one database, content-addressed
+// by (git blob id, model) so that a file shared by branches and forks is stored once. This
+// file: opening it (the schema created or upgraded on first use), publishing (which blobs the
+// store lacks, sending them, swapping a (repository, ref) snapshot atomically) and the
+// figures of `kasava status --store`. The tables are described in ARCHITECTURE.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/types/chunk.hpp"
+#include "core/util/result.hpp"
+
+namespace kasava::pgstore {
+
+class Connection;
+
+/// The store schema's version (table kasava_schema). 1: repositories, refs and their snapshot
+/// files, blob texts, blobs, chunks with their terms and vectors. 2: term_stats and
+/// model_stats, the document frequencies BM25 needs (ts_rank has no IDF), filled from the
+/// stored chunks when a version 1 store is upgraded.
+inline constexpr int k_schema_version = 2;
+
+/// One chunk of a blob to publish: its metadata and text (for its terms), its binary code and
+/// its stored values (store::pack_values' bytes) when the index has a vector for it.
+struct ChunkUpload {
+  types::Chunk chunk;
+  std::string code;    ///< sign bits, LSB first per byte; "" = none
+  std::string values;  ///< 4-bit values and scale; "" = none
+};
+
+/// A blob to publish: its id (40 hex, already checked to be the git hash of `text`) and its
+/// chunks in file order.
+struct BlobUpload {
+  std::string blob_id;
+  std::string language;
+  std::string text;
+  std::vector<ChunkUpload> chunks;
+};
+
+/// One file of a snapshot.
+struct SnapshotFile {
+  std::string path;
+  std::string blob_id;  ///< 40 hex
+  std::string language;
+};
+
+/// What a (repository, ref) holds after a publish.
+struct Snapshot {
+  std::string repository;  ///< "org/name"
+  std::string ref;         ///< a branch name or a revision
+  std::string commit;      ///< the commit indexed ("" for a plain directory)
+  std::string model;
+  std::vector<SnapshotFile> files;
+  /// Per path, the text of the newest commits that touched it (the index's history field):
+  /// kept per (repository, ref) beside the snapshot, never in the blob tables.
+  std::vector<std::pair<std::string, std::string>> history;
+};
+
+/// How a snapshot swap went.
+struct SwapResult {
+  bool changed = false;      ///< false: the ref already held exactly these files and commit
+  std::int64_t chunks = 0;   ///< chunks the ref's files hold
+};
+
+/// One ref, as `kasava status --store` lists it.
+struct RefStatus {
+  std::string repository;
+  std::string ref;
+  std::string commit;
+  std::string model;
+  std::string published_at;  ///< ISO 8601, UTC
+  std::int64_t files = 0;
+  std::int64_t chunks = 0;
+};
+
+/// The store's figures.
+struct StoreStatus {
+  std::string where;  ///< host:port
+  int schema_version = 0;
+  std::int64_t repositories = 0;
+  std::vector<RefStatus> refs;   ///< by repository, then ref
+  std::int64_t unique_blobs = 0;  ///< (blob, model) rows
+  std::int64_t chunks = 0;        ///< chunks of the unique blobs
+  std::int64_t bytes = 0;         ///< the store's tables and indexes on disk
+};
+
+class Store {
+public:
+  /// Connects (see Connection::open) and makes sure the schema is this kasava's: created when
+  /// the database has none, upgraded in one transaction when older, refused when newer.
+  static util::Result<std::unique_ptr<Store>> open(const std::string& conninfo);
+  /// For tests: creates the schema of an older `version` (>= 1) in an empty database, as that
+  /// kasava would have, without upgrading it.
+  static util::Status create_schema_version(const std::string& conninfo, int version);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  /// "host:port" of the server, for messages.
+  const std::string& where() const;
+
+  /// The ids among `blob_ids` (40 hex) that the store holds for `model`, in one query.
+  std::vector<std::string> present_blobs(const std::vector<std::string>& blob_ids,
+                                         const std::string& model);
+  /// Stores blobs with their text (compressed), chunks, terms and vectors, in one
+  /// transaction, in blob id order (so concurrent publishers wait for each other instead of
+  /// deadlocking), ignoring any another publisher stored meanwhile. Returns how many were new.
+  std::int64_t put_blobs(std::vector<BlobUpload> blobs, const std::string& model);
+  /// Replaces the (repository, ref) snapshot with `snapshot` in one transaction, under the
+  /// ref's row lock: readers see the old or the new one, concurrent publishers of the same
+  /// ref follow each other. Every file's blob must be stored for the model.
+  SwapResult swap_snapshot(const Snapshot& snapshot);
+
+  StoreStatus status();
+
+private:
+  explicit Store(std::unique_ptr<Connection> connection);
+  std::unique_ptr<Connection> m_connection;
+};
+
+/// A tsvector literal of a chunk's kasava tokens (util::for_each_code_token), weighted by
+/// field: symbol and parent A, signature B, doc C, body D. Tokens that are not valid UTF-8 or
+/// longer than PostgreSQL allows are left out. `length` gets the number of body tokens;
+/// `distinct`, when given, the chunk's terms (each once).
+std::string chunk_terms(const types::Chunk& chunk, int& length,
+                        std::vector<std::string>* distinct = nullptr);
+
+} // namespace kasava::pgstore
