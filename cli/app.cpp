@@ -76,6 +76,7 @@ struct ParsedOptions {
   commands::StatusCommandOptions status;
   commands::VerifyCommandOptions verify;
   commands::McpCommandOptions mcp;
+  commands::ServeCommandOptions serve;
 };
 
 struct CommandSpec {
@@ -215,6 +216,36 @@ const std::vector<CommandSpec>& command_table() {
        [](CLI::App&, ParsedOptions&) {},
        [](ParsedOptions& o, commands::Context& c, commands::Prepared&) {
          return commands::run_mcp(o.mcp, c);
+       }},
+      {"serve", "Serve the index over HTTP: a JSON API for people, scripts and agents",
+       "  kasava serve                                   # http://127.0.0.1:7700/\n"
+       "  curl 'http://127.0.0.1:7700/api/search?q=retry+backoff&limit=5'\n"
+       "  kasava serve --listen 0.0.0.0:7700 --token-file /etc/kasava/tokens",
+       "Endpoints: GET /api/search?q=&limit=&mode=&lang=&path=&repo= (the `ask --json`\n"
+       "document), /api/file?path=&start=&end= (lines of an indexed file), /api/status (the\n"
+       "`status --json` document), /healthz. Errors are JSON with a status: 400 bad parameter,\n"
+       "401/403 token or Host/Origin, 404, 405, 413, 414, 429 (Retry-After), 503.\n"
+       "A token file holds one token per line (16 characters or more), each optionally\n"
+       "followed by repository globs it is limited to; clients send `Authorization: Bearer`.\n"
+       "Loopback needs no token unless a token file is given; any other address needs one\n"
+       "(or --insecure-no-auth). SIGINT/SIGTERM: stop accepting, finish requests (5 s), exit.",
+       Needs::readable_index,
+       [](CLI::App& app, ParsedOptions& o) {
+         app.add_option("--listen", o.serve.listen, "Address to listen on, HOST:PORT (port 0: any free one)")
+             ->default_val(o.serve.listen);
+         app.add_option("--token-file", o.serve.token_file,
+                        "Tokens that may use the server, one per line, each optionally followed "
+                        "by the repository globs it may see");
+         app.add_flag("--insecure-no-auth", o.serve.insecure_no_auth,
+                      "Serve a non-loopback address without tokens (anyone who reaches it may search)");
+         app.add_flag("--log-queries", o.serve.log_queries,
+                      "Log each request's query parameters (by default only method, path, status, time)");
+         app.add_option("--rate-limit", o.serve.rate_limit,
+                        "Requests per second per client address (0: no limit)")
+             ->default_val(o.serve.rate_limit)->check(CLI::Range(0.0, 1000000.0));
+       },
+       [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
+         return commands::run_serve(o.serve, c, p);
        }},
   };
   return table;

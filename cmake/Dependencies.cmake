@@ -53,6 +53,9 @@ add_library(kasava_sqlite INTERFACE)
 target_include_directories(kasava_sqlite SYSTEM INTERFACE ${KASAVA_SQLITE_INCLUDE})
 target_link_libraries(kasava_sqlite INTERFACE ${KASAVA_STATIC_SQLITE} Threads::Threads
                       ${CMAKE_DL_LIBS} m)
+# libmicrohttpd: `kasava serve`'s HTTP server (core/httpd/server.cpp, which loads the shared
+# library at run time; only the header is needed here).
+find_path(KASAVA_MICROHTTPD_INCLUDE microhttpd.h REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 if(KASAVA_BUILD_TESTS)
   find_package(Catch2 REQUIRED)

@@ -45,6 +45,8 @@ void write_result(util::JsonWriter& json, const search::SearchHit& hit) {
   json.end_object();
 }
 
+} // namespace
+
 std::string results_json(const std::string& query, const std::vector<search::SearchHit>& hits) {
   util::JsonWriter json;
   json.begin_object();
@@ -55,6 +57,8 @@ std::string results_json(const std::string& query, const std::vector<search::Sea
   json.end_object();
   return json.str() + "\n";
 }
+
+namespace {
 
 bool is_word_byte(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -224,6 +228,8 @@ struct AskState : CommandState {
   std::future<std::optional<EarlySearch>> early;
 };
 
+} // namespace
+
 search::SearchOptions search_options_for(const AskCommandOptions& options) {
   const auto mode = search::parse_mode(options.mode);
   if (!mode) {
@@ -238,8 +244,6 @@ search::SearchOptions search_options_for(const AskCommandOptions& options) {
   search_options.min_score = options.min_score;
   return search_options;
 }
-
-} // namespace
 
 SetupHooks ask_setup(const AskCommandOptions& options) {
   SetupHooks hooks;

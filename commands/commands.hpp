@@ -28,10 +28,26 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepa
 /// resolved and a search started before the refresh. `options` must outlive the setup.
 SetupHooks ask_setup(const AskCommandOptions& options);
 ExitStatus run_ask(const AskCommandOptions& options, Context& context, Prepared& prepared);
+/// ask's search options from its command options (throws util::Failure for a bad mode).
+search::SearchOptions search_options_for(const AskCommandOptions& options);
+/// The `ask --json` document of a search's results (`kasava serve`'s /api/search too).
+std::string results_json(const std::string& query, const std::vector<search::SearchHit>& hits);
 ExitStatus run_status(const StatusCommandOptions& options, Context& context, Prepared& prepared);
 /// Serves until stdin ends; every tool call sets up its index again (setup.hpp's prepare).
 ExitStatus run_mcp(const McpCommandOptions& options, Context& context);
 /// Checks the index (exit 0 sound, 1 damaged); with --repair re-indexes what is wrong.
 ExitStatus run_verify(const VerifyCommandOptions& options, Context& context, Prepared& prepared);
+/// The `status --json` document of an index (`kasava serve`'s /api/status too).
+std::string status_json(Context& context, const QueryTarget& target, const store::Store& store);
+
+/// `kasava serve`: an HTTP server for the index until SIGINT/SIGTERM.
+struct ServeCommandOptions {
+  std::string listen = "127.0.0.1:7700";  ///< host:port ([v6]:port); port 0 picks a free one
+  std::string token_file;                 ///< "" = no tokens
+  bool insecure_no_auth = false;          ///< serve a non-loopback address without tokens
+  bool log_queries = false;               ///< log the query string of each request
+  double rate_limit = 20.0;               ///< requests per second per client; 0 = none
+};
+ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepared& prepared);
 
 } // namespace kasava::commands

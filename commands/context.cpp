@@ -2,6 +2,7 @@
 #include "commands/context.hpp"
 
 #include <filesystem>
+#include <mutex>
 
 #include "commands/embedder_setup.hpp"
 #include "core/index/locate.hpp"
@@ -51,6 +52,9 @@ void Context::adopt_index_model(const std::string& index_model, IndexTrust trust
 }
 
 void Context::warn_once(const std::string& message) {
+  // `kasava serve` searches on several threads, and a search may warn.
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
   if (m_warned.insert(message).second) output.warning(message);
 }
 

@@ -58,9 +58,8 @@ std::vector<std::pair<const char*, const Setting*>> shown_settings(const Setting
 
 } // namespace
 
-ExitStatus run_status(const StatusCommandOptions& options, Context& context, Prepared& prepared) {
-  const QueryTarget& target = prepared.target;
-  const std::unique_ptr<store::Store> store = std::move(prepared.store);
+std::string status_json(Context& context, const QueryTarget& target, const store::Store& store_ref) {
+  const store::Store* store = &store_ref;  // as run_status reads it
   const auto stats = store->stats();
   const std::string root = store->meta("root").value_or("");
   const std::string commit = store->meta("commit").value_or("");
@@ -73,54 +72,71 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context, Pre
   const long stale = revision.empty() ? count_stale_files(*store, target.root) : -1;
   const store::HistoryExtent history = store->history_extent();
   const Settings& settings = context.settings();
+  util::JsonWriter json;
+  json.begin_object();
+  json.key("index").value(target.index_path);
+  json.key("root").value(root);
+  json.key("commit").value(commit);
+  json.key("revision").value(revision);
+  json.key("indexed_at").value(indexed_at);
+  json.key("complete").value(!partial);
+  json.key("files").value(static_cast<std::int64_t>(stats.files));
+  json.key("skipped_files").value(static_cast<std::int64_t>(stats.skipped_files));
+  json.key("chunks").value(static_cast<std::int64_t>(stats.chunks));
+  json.key("languages").begin_object();
+  for (const auto& [language, count] : stats.files_per_language) {
+    json.key(language.empty() ? "text" : language).value(static_cast<std::int64_t>(count));
+  }
+  json.end_object();
+  json.key("model").value(model);
+  json.key("dimensions").value(static_cast<std::int64_t>(dims.empty() ? 0 : std::atoi(dims.c_str())));
+  json.key("vectors").value(static_cast<std::int64_t>(stats.vectors));
+  json.key("pending_vectors").value(static_cast<std::int64_t>(stats.pending_vectors));
+  json.key("history_commits").value(history.commits);
+  json.key("history_files").value(history.paths);
+  json.key("settings").begin_object();
+  for (const auto& [name, setting] : shown_settings(settings)) {
+    json.key(name).begin_object();
+    json.key("value").value(setting->value);
+    json.key("origin").value(setting->is_set() ? origin_name(setting->origin) : "unset");
+    json.key("source").value(setting->is_set() ? setting->source : "");
+    json.end_object();
+  }
+  json.end_object();
+  json.key("api_keys").begin_object();
+  for (const auto& [name, set] : api_key_status()) json.key(name).value(set ? "set" : "unset");
+  json.end_object();
+  json.key("source_bytes").value(static_cast<std::int64_t>(stats.source_bytes));
+  json.key("index_bytes").value(static_cast<std::int64_t>(stats.index_bytes));
+  json.key("stale_files");
+  if (stale >= 0) {
+    json.value(static_cast<std::int64_t>(stale));
+  } else {
+    json.null();
+  }
+  json.end_object();
+  return json.str() + "\n";
+}
 
+ExitStatus run_status(const StatusCommandOptions& options, Context& context, Prepared& prepared) {
+  const QueryTarget& target = prepared.target;
+  const std::unique_ptr<store::Store> store = std::move(prepared.store);
   if (options.json) {
-    util::JsonWriter json;
-    json.begin_object();
-    json.key("index").value(target.index_path);
-    json.key("root").value(root);
-    json.key("commit").value(commit);
-    json.key("revision").value(revision);
-    json.key("indexed_at").value(indexed_at);
-    json.key("complete").value(!partial);
-    json.key("files").value(static_cast<std::int64_t>(stats.files));
-    json.key("skipped_files").value(static_cast<std::int64_t>(stats.skipped_files));
-    json.key("chunks").value(static_cast<std::int64_t>(stats.chunks));
-    json.key("languages").begin_object();
-    for (const auto& [language, count] : stats.files_per_language) {
-      json.key(language.empty() ? "text" : language).value(static_cast<std::int64_t>(count));
-    }
-    json.end_object();
-    json.key("model").value(model);
-    json.key("dimensions").value(static_cast<std::int64_t>(dims.empty() ? 0 : std::atoi(dims.c_str())));
-    json.key("vectors").value(static_cast<std::int64_t>(stats.vectors));
-    json.key("pending_vectors").value(static_cast<std::int64_t>(stats.pending_vectors));
-    json.key("history_commits").value(history.commits);
-    json.key("history_files").value(history.paths);
-    json.key("settings").begin_object();
-    for (const auto& [name, setting] : shown_settings(settings)) {
-      json.key(name).begin_object();
-      json.key("value").value(setting->value);
-      json.key("origin").value(setting->is_set() ? origin_name(setting->origin) : "unset");
-      json.key("source").value(setting->is_set() ? setting->source : "");
-      json.end_object();
-    }
-    json.end_object();
-    json.key("api_keys").begin_object();
-    for (const auto& [name, set] : api_key_status()) json.key(name).value(set ? "set" : "unset");
-    json.end_object();
-    json.key("source_bytes").value(static_cast<std::int64_t>(stats.source_bytes));
-    json.key("index_bytes").value(static_cast<std::int64_t>(stats.index_bytes));
-    json.key("stale_files");
-    if (stale >= 0) {
-      json.value(static_cast<std::int64_t>(stale));
-    } else {
-      json.null();
-    }
-    json.end_object();
-    context.output.out(json.str() + "\n");
+    context.output.out(status_json(context, target, *store));
     return ExitStatus::success;
   }
+  const auto stats = store->stats();
+  const std::string root = store->meta("root").value_or("");
+  const std::string commit = store->meta("commit").value_or("");
+  const std::string revision = store->meta("revision").value_or("");
+  const std::string indexed_at = store->meta("indexed_at").value_or("");
+  const bool partial = index_is_partial(*store);
+  std::string model = store->meta("embedding_model").value_or("");
+  if (model.empty()) model = "none";
+  const std::string dims = store->meta("embedding_dims").value_or("");
+  const long stale = revision.empty() ? count_stale_files(*store, target.root) : -1;
+  const store::HistoryExtent history = store->history_extent();
+  const Settings& settings = context.settings();
 
   std::string languages;
   for (const auto& [language, count] : stats.files_per_language) {

@@ -71,6 +71,18 @@ std::optional<std::string> common_git_dir(const std::string& path) {
   return dir;
 }
 
+std::optional<std::string> remote_url(const std::string& path, const std::string& name) {
+  detail::RepositoryHandle repository;
+  if (detail::open_repository(util::absolute_path(path), repository) < 0) return std::nullopt;
+  git_remote* remote = nullptr;
+  if (git_remote_lookup(&remote, repository.get(), name.c_str()) < 0) return std::nullopt;
+  const char* url = git_remote_url(remote);
+  std::optional<std::string> result;
+  if (url != nullptr && *url != '\0') result = redact_url(url);
+  git_remote_free(remote);
+  return result;
+}
+
 std::string blob_id_of(std::string_view content) {
   detail::ensure_libgit2();
   git_oid oid;

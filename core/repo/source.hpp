@@ -122,6 +122,10 @@ std::optional<std::string> find_work_tree(const std::string& path);
 /// `info/exclude` lives): `<root>/.git` usually, the main repository's for a linked worktree.
 std::optional<std::string> common_git_dir(const std::string& path);
 
+/// The URL of the remote `name` ("origin") of the repository containing `path`, without
+/// credentials (redact_url), or nullopt when there is no such remote.
+std::optional<std::string> remote_url(const std::string& path, const std::string& name);
+
 /// True when `target` looks like a URL to clone (https://, http://, ssh://, git://, file://,
 /// or scp-like user@host:path).
 bool is_url(const std::string& target);

@@ -1,0 +1,254 @@
+// `kasava serve`: the index as a small read-only HTTP service — a JSON API (/api/search returns
+// the `ask --json` document, /api/file lines of a file under read_file_range's confinement,
+// /api/status the `status --json` document, /healthz). The routes and who gets in are
+// core/serve's, HTTP is core/httpd's; this file reads the options, answers from the index
+// (read-only Store connections kept in a pool, one per request at a time: SQLite connections
+// are not shared between threads; they see an index rebuilt by Store::swap_in, which writes
+// into the same file, at their next read), logs one line per request, and stops on
+// SIGINT/SIGTERM after the requests in flight (up to 5 s).
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "commands/commands.hpp"
+#include "commands/interrupt.hpp"
+#include "core/httpd/server.hpp"
+#include "core/index/indexable.hpp"
+#include "core/mcp/files.hpp"
+#include "core/repo/source.hpp"
+#include "core/serve/api.hpp"
+#include "core/util/files.hpp"
+#include "core/util/json.hpp"
+#include "core/util/strings.hpp"
+
+namespace kasava::commands {
+
+namespace {
+
+constexpr std::int64_t k_default_range_lines = 400;  ///< as read_file_range
+constexpr std::int64_t k_max_range_lines = 2000;
+constexpr auto k_drain = std::chrono::seconds(5);
+
+/// host and port of --listen: "127.0.0.1:7700", "[::1]:7700", "localhost:7700".
+std::pair<std::string, std::uint16_t> parse_listen(const std::string& listen) {
+  const std::string what = "invalid --listen '" + listen + "': ";
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) throw util::Failure(what + "expected HOST:PORT, e.g. 127.0.0.1:7700");
+  std::string host = listen.substr(0, colon);
+  const std::string port_text = listen.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host == "localhost") host = "127.0.0.1";
+  unsigned long port = 0;
+  char* end = nullptr;
+  port = std::strtoul(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port > 65535) {
+    throw util::Failure(what + "the port must be a number from 0 to 65535");
+  }
+  if (host.empty()) throw util::Failure(what + "the host is missing (0.0.0.0 listens on every address)");
+  return {host, static_cast<std::uint16_t>(port)};
+}
+
+/// Read-only connections to the index, lent one per request.
+class StorePool {
+public:
+  explicit StorePool(std::string path) : m_path(std::move(path)) {}
+
+  class Lease {
+  public:
+    Lease(StorePool& pool, std::unique_ptr<store::Store> store) : m_pool(pool), m_store(std::move(store)) {}
+    ~Lease() { m_pool.give_back(std::move(m_store)); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    store::Store& operator*() { return *m_store; }
+
+  private:
+    StorePool& m_pool;
+    std::unique_ptr<store::Store> m_store;
+  };
+
+  Lease lend() {
+    {
+      std::lock_guard lock(m_mutex);
+      if (!m_idle.empty()) {
+        auto store = std::move(m_idle.back());
+        m_idle.pop_back();
+        return Lease(*this, std::move(store));
+      }
+    }
+    return Lease(*this, open_store(m_path, store::OpenMode::read_only));
+  }
+
+private:
+  void give_back(std::unique_ptr<store::Store> store) {
+    if (!store) return;
+    std::lock_guard lock(m_mutex);
+    m_idle.push_back(std::move(store));
+  }
+
+  std::string m_path;
+  std::mutex m_mutex;
+  std::vector<std::unique_ptr<store::Store>> m_idle;
+};
+
+serve::Reply error_reply(int status, const std::string& message) {
+  const auto response = serve::json_error(status, message);
+  return {status, response.body};
+}
+
+class IndexBackend final : public serve::Backend {
+public:
+  IndexBackend(Context& context, QueryTarget target, std::string repository)
+      : m_context(context), m_target(std::move(target)), m_repository(std::move(repository)),
+        m_pool(m_target.index_path) {}
+
+  std::string repository() const override { return m_repository; }
+
+  serve::Reply search(const serve::SearchRequest& request) override {
+    AskCommandOptions ask;
+    ask.query = request.query;
+    ask.limit = request.limit;
+    ask.mode = request.mode;
+    ask.language = request.language;
+    ask.path_glob = request.path_glob;
+    try {
+      const search::SearchOptions options = search_options_for(ask);
+      auto store = m_pool.lend();
+      auto hits = run_search(m_context, *store, options);
+      if (!hits) return error_reply(400, hits.error().message);
+      return {200, results_json(request.query, *hits)};
+    } catch (const util::Failure& e) {
+      return error_reply(503, std::string("the index cannot be searched: ") + e.what());
+    }
+  }
+
+  serve::Reply file(const serve::FileRequest& request) override {
+    // As read_file_range: only a file the index would index, read as the index reads it, and
+    // only from the repository the index was found in.
+    if (!m_target.root) return error_reply(404, "files cannot be read: " + m_target.no_root_reason);
+    try {
+      auto source = repo::open_source(*m_target.root, {});
+      if (!source) return error_reply(503, source.error().message);
+      auto confined = mcp::confined_path((*source)->root(), request.path);
+      if (!confined) return error_reply(404, confined.error().message);
+      std::uint64_t max_file_size = 0;
+      {
+        auto store = m_pool.lend();
+        max_file_size = max_file_size_for(*store);
+      }
+      auto text = index::read_indexable_file(**source, request.path, max_file_size);
+      if (!text) return error_reply(404, "refusing " + text.error().message);
+      const std::int64_t end = request.end > 0 ? request.end : request.start + k_default_range_lines - 1;
+      auto range = mcp::line_range(*text, request.start, end, k_max_range_lines);
+      if (!range) return error_reply(400, "'" + request.path + "': " + range.error().message);
+      util::JsonWriter json;
+      json.begin_object();
+      json.key("path").value(request.path);
+      json.key("start_line").value(range->first);
+      json.key("end_line").value(range->last);
+      json.key("total_lines").value(range->total);
+      json.key("truncated").value(range->truncated);
+      json.key("text").value(range->text);
+      json.end_object();
+      return {200, json.str() + "\n"};
+    } catch (const util::Failure& e) {
+      return error_reply(503, e.what());
+    }
+  }
+
+  serve::Reply status() override {
+    try {
+      auto store = m_pool.lend();
+      return {200, status_json(m_context, m_target, *store)};
+    } catch (const util::Failure& e) {
+      return error_reply(503, std::string("the index cannot be read: ") + e.what());
+    }
+  }
+
+private:
+  Context& m_context;
+  QueryTarget m_target;
+  std::string m_repository;
+  StorePool m_pool;
+};
+
+std::string query_text(const std::vector<std::pair<std::string, std::string>>& query) {
+  std::string text;
+  for (const auto& [name, value] : query) {
+    text += (text.empty() ? "?" : "&") + name + "=" + value;
+  }
+  return text;
+}
+
+} // namespace
+
+ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepared& prepared) {
+  const auto [host, port] = parse_listen(options.listen);
+  const bool loopback = httpd::is_loopback_address(host);
+
+  serve::ApiOptions api_options;
+  if (!options.token_file.empty()) {
+    auto text = util::read_file(options.token_file);
+    if (!text) throw util::Failure(text.error().message);
+    auto tokens = serve::parse_token_file(*text);
+    if (!tokens) throw util::Failure("token file '" + options.token_file + "': " + tokens.error().message);
+    api_options.tokens = std::move(tokens).value();
+  } else if (!loopback && !options.insecure_no_auth) {
+    throw util::Failure("listening on '" + host + "' (not loopback) needs --token-file FILE, or "
+                        "--insecure-no-auth to let anyone who reaches it search the index");
+  }
+  if (!loopback && api_options.tokens.empty()) {
+    context.output.warning("--insecure-no-auth: anyone who can reach " + host +
+                           " can search this index and read its files");
+  }
+  api_options.rate_limit = options.rate_limit;
+
+  const QueryTarget target = prepared.target;
+  {
+    // The model is made now, once, not by the first searches racing on their threads.
+    auto store = open_store(target.index_path, store::OpenMode::read_only);
+    embedder_for_query(context, *store, search::Mode::hybrid);
+  }
+  prepared.store.reset();
+  const std::string folder = target.repository.value_or(
+      target.root.value_or(std::filesystem::path(target.index_path).parent_path().parent_path().string()));
+  const std::string repository = serve::repository_name(repo::remote_url(folder, "origin"), folder);
+  IndexBackend backend(context, target, repository);
+
+  // The Host rule needs the port, known once listening: the handler reads it from here.
+  std::atomic<serve::Api*> api_pointer{nullptr};
+  std::mutex log_mutex;
+  auto handler = [&api_pointer](const httpd::Request& request) {
+    serve::Api* api = api_pointer.load();
+    if (api == nullptr) return serve::json_error(503, "the server is starting");
+    return api->handle(request);
+  };
+  auto log = [&](const httpd::Completion& done) {
+    char line[64];
+    std::snprintf(line, sizeof line, " %d %.1f ms\n", done.status, done.milliseconds);
+    const std::string text = done.method + " " + util::escape_controls(done.path) +
+                             (options.log_queries ? util::escape_controls(query_text(done.query)) : "") + line;
+    const std::lock_guard lock(log_mutex);
+    std::fputs(text.c_str(), stderr);
+  };
+  httpd::Limits limits;
+  auto server = httpd::HttpServer::start(host, port, handler, limits, log).value_or_throw();
+  api_options.hosts = serve::host_rule_for(host, loopback, server->port());
+  serve::Api api(std::move(api_options), backend);
+  // Other features' routes are added here, before serving (Api::add_route; see core/serve/api.hpp):
+  // MCP over HTTP (/mcp, Access::token, a streamed httpd::Response for SSE):
+  // the search page (/ and its assets, Access::open, a prefix route):
+  api_pointer.store(&api);
+
+  const std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  context.output.out("kasava: serving " + repository + " on http://" + shown_host + ":" +
+                     std::to_string(server->port()) + "/\n");
+  context.output.flush();
+
+  while (!interrupted()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  server->stop(k_drain);
+  return interrupted_status();
+}
+
+} // namespace kasava::commands
