@@ -65,7 +65,8 @@ mcp::ToolOutcome search(Context& context, ToolPlace& place, mcp::Arguments& args
   options.limit = static_cast<int>(args.integer("limit", 10, 1, 100));
   options.path_glob = args.string("path");
   options.language = args.string("language");
-  options.mode = *search::parse_mode(args.choice("mode", {"hybrid", "semantic", "lexical"}, "hybrid"));
+  options.mode =
+      *search::parse_mode(args.choice("mode", {"hybrid", "semantic", "lexical"}, "hybrid"));
   options.min_score = args.number("min_score", 0.0, 0.0, 1.0);
   if (!args.ok()) return mcp::ToolOutcome::error(args.error());
 
@@ -103,14 +104,16 @@ mcp::ToolOutcome search(Context& context, ToolPlace& place, mcp::Arguments& args
                               {"truncated", truncated}}));
   }
   if (hits->empty()) outcome.text = "no results for '" + options.query + "'\n";
-  outcome.structured = object({{"query", options.query}, {"results", JsonValue(std::move(results))}});
+  outcome.structured =
+      object({{"query", options.query}, {"results", JsonValue(std::move(results))}});
   return outcome;
 }
 
 mcp::ToolOutcome read_file_range(ToolPlace& place, mcp::Arguments& args) {
   const std::string path = args.required_string("path");
   const std::int64_t start = args.integer("start_line", 1, 1, INT32_MAX);
-  const std::int64_t end = args.integer("end_line", start + k_default_range_lines - 1, 1, INT32_MAX);
+  const std::int64_t end =
+      args.integer("end_line", start + k_default_range_lines - 1, 1, INT32_MAX);
   if (!args.ok()) return mcp::ToolOutcome::error(args.error());
 
   // Only a file the index would index, read as the index reads it (what is never stored is
@@ -186,11 +189,15 @@ mcp::ToolOutcome index_status(ToolPlace& place) {
   return outcome;
 }
 
-} // namespace
+}  // namespace
 
-QueryTarget PreparedPlace::search_target() { return prepare(m_context, Needs::fresh_index).target; }
+QueryTarget PreparedPlace::search_target() {
+  return prepare(m_context, Needs::fresh_index).target;
+}
 
-QueryTarget PreparedPlace::located_target() { return prepare(m_context, Needs::located_index).target; }
+QueryTarget PreparedPlace::located_target() {
+  return prepare(m_context, Needs::located_index).target;
+}
 
 std::vector<mcp::Tool> KasavaTools::tools() const {
   std::vector<mcp::Tool> tools(3);
@@ -200,7 +207,9 @@ std::vector<mcp::Tool> KasavaTools::tools() const {
       "Finds the places in the repository's code that answer a question (natural language or "
       "identifiers), best first: functions, methods, classes and other chunks with path, line "
       "range, symbol, kind, score and code." +
-      std::string(m_place.refreshes() ? " The index is refreshed first, so uncommitted edits are found." : "");
+      std::string(m_place.refreshes()
+                      ? " The index is refreshed first, so uncommitted edits are found."
+                      : "");
   tools[0].input_schema = schema(R"({"type":"object","properties":{
     "query":{"type":"string","description":"The question, in words or identifiers"},
     "limit":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Number of results"},
@@ -240,4 +249,4 @@ mcp::ToolOutcome KasavaTools::call(const std::string& name, const JsonValue& arg
   }
 }
 
-} // namespace kasava::commands
+}  // namespace kasava::commands

@@ -54,4 +54,4 @@ private:
   ToolPlace& m_place;
 };
 
-} // namespace kasava::commands
+}  // namespace kasava::commands

@@ -71,11 +71,15 @@ bool unreadable_request_error(const std::string& reply) {
   return parsed && (*parsed)["error"].is_object() && (*parsed)["id"].is_null();
 }
 
-} // namespace
+}  // namespace
 
-const std::string* HttpRequest::header(std::string_view name) const { return find_header(headers, name); }
+const std::string* HttpRequest::header(std::string_view name) const {
+  return find_header(headers, name);
+}
 
-const std::string* HttpResponse::header(std::string_view name) const { return find_header(headers, name); }
+const std::string* HttpResponse::header(std::string_view name) const {
+  return find_header(headers, name);
+}
 
 std::string random_session_id() {
   unsigned char bytes[16];
@@ -106,7 +110,8 @@ std::size_t HttpTransport::session_count() const {
   return m_sessions.size();
 }
 
-HttpResponse HttpTransport::handle(const HttpRequest& request, ToolHandler& tools, Clock::time_point now) {
+HttpResponse HttpTransport::handle(const HttpRequest& request, ToolHandler& tools,
+                                   Clock::time_point now) {
   {
     std::lock_guard lock(m_mutex);
     remove_expired(now);
@@ -114,13 +119,15 @@ HttpResponse HttpTransport::handle(const HttpRequest& request, ToolHandler& tool
   if (request.method == "POST") return post(request, tools, now);
   if (request.method == "DELETE") return end_session(request, now);
   // GET would open a stream for messages the server sends unasked; kasava sends none.
-  HttpResponse response = refusal(405, ErrorCode::invalid_request,
-                                  "method not allowed: '" + request.method + "' (use POST, DELETE ends a session)");
+  HttpResponse response =
+      refusal(405, ErrorCode::invalid_request,
+              "method not allowed: '" + request.method + "' (use POST, DELETE ends a session)");
   response.headers.push_back({"Allow", k_allowed_methods});
   return response;
 }
 
-HttpResponse HttpTransport::post(const HttpRequest& request, ToolHandler& tools, Clock::time_point now) {
+HttpResponse HttpTransport::post(const HttpRequest& request, ToolHandler& tools,
+                                 Clock::time_point now) {
   const std::string* content_type = request.header("Content-Type");
   const std::vector<std::string> content_types = media_types(content_type ? *content_type : "");
   if (content_types.size() != 1 || content_types.front() != "application/json") {
@@ -137,14 +144,17 @@ HttpResponse HttpTransport::post(const HttpRequest& request, ToolHandler& tools,
   }
 
   auto parsed = util::parse_json(request.body);
-  if (!parsed) return refusal(400, ErrorCode::parse_error, "parse error: " + parsed.error().message);
+  if (!parsed)
+    return refusal(400, ErrorCode::parse_error, "parse error: " + parsed.error().message);
   if (parsed->is_array()) {  // batches were removed from MCP in 2025-06-18
     return refusal(400, ErrorCode::invalid_request, "invalid request: batches are not supported");
   }
-  if (!parsed->is_object()) return refusal(400, ErrorCode::invalid_request, "invalid request: expected an object");
+  if (!parsed->is_object())
+    return refusal(400, ErrorCode::invalid_request, "invalid request: expected an object");
   const JsonValue* method = parsed->find("method");
   const bool is_request = method != nullptr && parsed->contains("id");
-  const bool is_initialize = is_request && method->is_string() && method->as_string() == "initialize";
+  const bool is_initialize =
+      is_request && method->is_string() && method->as_string() == "initialize";
 
   Server server(tools, m_info);
   std::string session_id;
@@ -188,7 +198,8 @@ HttpResponse HttpTransport::post(const HttpRequest& request, ToolHandler& tools,
     return accepted_response;
   }
   HttpResponse response;
-  if (unreadable_request_error(*reply)) {  // not a message at all: refused, as the transport refuses
+  if (unreadable_request_error(
+          *reply)) {  // not a message at all: refused, as the transport refuses
     response.status = 400;
     response.headers.push_back({"Content-Type", "application/json"});
     response.body = *reply;
@@ -205,13 +216,15 @@ HttpResponse HttpTransport::post(const HttpRequest& request, ToolHandler& tools,
     response.headers.push_back({"Cache-Control", "no-cache"});
     response.body = "event: message\ndata: " + *reply + "\n\n";
   }
-  if (is_initialize && !session_id.empty()) response.headers.push_back({"Mcp-Session-Id", session_id});
+  if (is_initialize && !session_id.empty())
+    response.headers.push_back({"Mcp-Session-Id", session_id});
   return response;
 }
 
 HttpResponse HttpTransport::end_session(const HttpRequest& request, Clock::time_point /*now*/) {
   const std::string* id = request.header("Mcp-Session-Id");
-  if (id == nullptr) return refusal(400, ErrorCode::invalid_request, "bad request: no Mcp-Session-Id header");
+  if (id == nullptr)
+    return refusal(400, ErrorCode::invalid_request, "bad request: no Mcp-Session-Id header");
   std::lock_guard lock(m_mutex);
   auto session = m_sessions.find(*id);
   if (session == m_sessions.end() || session->second.principal != request.principal) {
@@ -223,14 +236,15 @@ HttpResponse HttpTransport::end_session(const HttpRequest& request, Clock::time_
   return response;
 }
 
-std::string HttpTransport::open_session(const std::string& principal, const std::string& protocol_version,
+std::string HttpTransport::open_session(const std::string& principal,
+                                        const std::string& protocol_version,
                                         Clock::time_point now) {
   std::string id = m_options.new_session_id();
   std::lock_guard lock(m_mutex);
   while (m_sessions.size() >= m_options.max_sessions) {
-    auto oldest = std::min_element(m_sessions.begin(), m_sessions.end(), [](const auto& a, const auto& b) {
-      return a.second.last_used < b.second.last_used;
-    });
+    auto oldest = std::min_element(
+        m_sessions.begin(), m_sessions.end(),
+        [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });
     m_sessions.erase(oldest);
   }
   m_sessions[id] = Session{principal, protocol_version, now};
@@ -247,4 +261,4 @@ void HttpTransport::remove_expired(Clock::time_point now) {
   }
 }
 
-} // namespace kasava::mcp
+}  // namespace kasava::mcp

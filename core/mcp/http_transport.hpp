@@ -92,4 +92,4 @@ private:
 /// The default session id: 32 hex digits from getrandom(2).
 std::string random_session_id();
 
-} // namespace kasava::mcp
+}  // namespace kasava::mcp

@@ -50,7 +50,8 @@ const std::string k_initialize_06 =
     R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
 const std::string k_initialized = R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
 const std::string k_list = R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})";
-const std::string k_call = R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"who","arguments":{}}})";
+const std::string k_call =
+    R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"who","arguments":{}}})";
 
 struct Fixture {
   int next_id = 0;
@@ -80,7 +81,8 @@ struct Fixture {
   HttpResponse send(const HttpRequest& request) { return transport.handle(request, tools, now); }
 
   // Initializes a session and returns its id.
-  std::string open(const std::string& initialize = k_initialize_11, const std::string& principal = "") {
+  std::string open(const std::string& initialize = k_initialize_11,
+                   const std::string& principal = "") {
     HttpRequest request = post(initialize);
     request.principal = principal;
     const HttpResponse response = send(request);
@@ -98,11 +100,13 @@ JsonValue json_body(const HttpResponse& response) {
   return *parsed;
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("mcp::HttpTransport initialize issues a session in the negotiated version", "[mcp][http]") {
+TEST_CASE("mcp::HttpTransport initialize issues a session in the negotiated version",
+          "[mcp][http]") {
   Fixture f;
-  for (const auto& [initialize, version] : {std::pair{k_initialize_11, "2025-11-25"}, std::pair{k_initialize_06, "2025-06-18"}}) {
+  for (const auto& [initialize, version] :
+       {std::pair{k_initialize_11, "2025-11-25"}, std::pair{k_initialize_06, "2025-06-18"}}) {
     const HttpResponse response = f.send(Fixture::post(initialize));
     REQUIRE(response.status == 200);
     const JsonValue body = json_body(response);
@@ -119,11 +123,14 @@ TEST_CASE("mcp::HttpTransport initialize issues a session in the negotiated vers
   CHECK(f.transport.session_count() == 2);
 }
 
-TEST_CASE("mcp::HttpTransport answers notifications and client replies with 202 and no body", "[mcp][http]") {
+TEST_CASE("mcp::HttpTransport answers notifications and client replies with 202 and no body",
+          "[mcp][http]") {
   Fixture f;
   const std::string session = f.open();
   for (const std::string& message :
-       {k_initialized, std::string(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}})"),
+       {k_initialized,
+        std::string(
+            R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}})"),
         std::string(R"({"jsonrpc":"2.0","id":"s1","result":{}})")}) {
     const HttpResponse response = f.send(Fixture::post(message, session, "2025-11-25"));
     CHECK(response.status == 202);
@@ -137,7 +144,8 @@ TEST_CASE("mcp::HttpTransport requires the session after initialize", "[mcp][htt
   SECTION("missing: 400") {
     const HttpResponse response = f.send(Fixture::post(k_list));
     CHECK(response.status == 400);
-    CHECK(json_body(response)["error"]["message"].as_string().find("Mcp-Session-Id") != std::string::npos);
+    CHECK(json_body(response)["error"]["message"].as_string().find("Mcp-Session-Id") !=
+          std::string::npos);
     CHECK(json_body(response)["id"].is_null());
   }
   SECTION("unknown: 404") {
@@ -161,7 +169,8 @@ TEST_CASE("mcp::HttpTransport checks MCP-Protocol-Version", "[mcp][http]") {
   SECTION("unsupported: 400") {
     const HttpResponse response = f.send(Fixture::post(k_list, session, "2099-01-01"));
     CHECK(response.status == 400);
-    CHECK(json_body(response)["error"]["message"].as_string().find("'2099-01-01'") != std::string::npos);
+    CHECK(json_body(response)["error"]["message"].as_string().find("'2099-01-01'") !=
+          std::string::npos);
   }
   SECTION("supported but not the one negotiated: 400") {
     CHECK(f.send(Fixture::post(k_list, session, "2025-11-25")).status == 400);
@@ -270,7 +279,8 @@ TEST_CASE("mcp::HttpTransport checks Content-Type and Accept", "[mcp][http]") {
 
 TEST_CASE("mcp::HttpTransport opens no session for a failed initialize", "[mcp][http]") {
   Fixture f;
-  const HttpResponse response = f.send(Fixture::post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})"));
+  const HttpResponse response =
+      f.send(Fixture::post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})"));
   CHECK(response.status == 200);
   CHECK(json_body(response)["error"]["code"] == JsonValue(-32602));
   CHECK(response.header("Mcp-Session-Id") == nullptr);
@@ -281,7 +291,8 @@ TEST_CASE("mcp::HttpTransport runs each call with the tools of its request", "[m
   Fixture f;
   const std::string session = f.open();
   FakeTools limited("limited");
-  const HttpResponse response = f.transport.handle(Fixture::post(k_call, session, "2025-11-25"), limited, f.now);
+  const HttpResponse response =
+      f.transport.handle(Fixture::post(k_call, session, "2025-11-25"), limited, f.now);
   REQUIRE(response.status == 200);
   CHECK(json_body(response)["result"]["content"][0]["text"] == JsonValue("limited"));
   CHECK(limited.calls == 1);
@@ -304,7 +315,8 @@ TEST_CASE("mcp::HttpTransport sessions expire when idle and are bounded in numbe
     Fixture f;
     HttpTransport small{ServerInfo{"kasava", "9.9.9", ""}, f.options(2)};
     auto open = [&](HttpTransport& transport) {
-      const HttpResponse response = transport.handle(Fixture::post(k_initialize_11), f.tools, f.now);
+      const HttpResponse response =
+          transport.handle(Fixture::post(k_initialize_11), f.tools, f.now);
       REQUIRE(response.header("Mcp-Session-Id") != nullptr);
       return *response.header("Mcp-Session-Id");
     };
@@ -312,7 +324,8 @@ TEST_CASE("mcp::HttpTransport sessions expire when idle and are bounded in numbe
     f.now += 1s;
     const std::string second = open(small);
     f.now += 1s;
-    CHECK(small.handle(Fixture::post(k_list, first), f.tools, f.now).status == 200);  // first used last
+    CHECK(small.handle(Fixture::post(k_list, first), f.tools, f.now).status ==
+          200);  // first used last
     f.now += 1s;
     const std::string third = open(small);
     CHECK(small.session_count() == 2);
@@ -322,7 +335,8 @@ TEST_CASE("mcp::HttpTransport sessions expire when idle and are bounded in numbe
   }
 }
 
-TEST_CASE("mcp::random_session_id is 128 bits of visible ASCII, different each time", "[mcp][http]") {
+TEST_CASE("mcp::random_session_id is 128 bits of visible ASCII, different each time",
+          "[mcp][http]") {
   const std::string a = kasava::mcp::random_session_id();
   const std::string b = kasava::mcp::random_session_id();
   CHECK(a.size() == 32);
