@@ -7,6 +7,7 @@
 // into the same file, at their next read), logs one line per request, and stops on
 // SIGINT/SIGTERM after the requests in flight (up to 5 s).
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -69,27 +70,43 @@ public:
     std::unique_ptr<store::Store> m_store;
   };
 
+  /// A connection for one request: an idle one, a new one while fewer than k_max_open are
+  /// open, else the next one given back (searches are CPU-bound: more would only share the
+  /// cores and each costs its page cache).
   Lease lend() {
-    {
-      std::lock_guard lock(m_mutex);
-      if (!m_idle.empty()) {
-        auto store = std::move(m_idle.back());
-        m_idle.pop_back();
-        return Lease(*this, std::move(store));
-      }
+    std::unique_lock lock(m_mutex);
+    m_returned.wait(lock, [this] { return !m_idle.empty() || m_open < k_max_open; });
+    if (!m_idle.empty()) {
+      auto store = std::move(m_idle.back());
+      m_idle.pop_back();
+      return Lease(*this, std::move(store));
     }
-    return Lease(*this, open_store(m_path, store::OpenMode::read_only));
+    ++m_open;
+    lock.unlock();
+    try {
+      return Lease(*this, open_store(m_path, store::OpenMode::read_only));
+    } catch (...) {
+      lock.lock();
+      --m_open;
+      m_returned.notify_one();
+      throw;
+    }
   }
 
 private:
+  static constexpr int k_max_open = 8;
+
   void give_back(std::unique_ptr<store::Store> store) {
     if (!store) return;
     std::lock_guard lock(m_mutex);
     m_idle.push_back(std::move(store));
+    m_returned.notify_one();
   }
 
   std::string m_path;
   std::mutex m_mutex;
+  std::condition_variable m_returned;
+  int m_open = 0;
   std::vector<std::unique_ptr<store::Store>> m_idle;
 };
 

@@ -8,6 +8,7 @@ _kasava() {
     'status:Show what the index holds and whether it is up to date'
     'verify:Check the index for damage and, with --repair, fix it by re-indexing'
     'mcp:Serve search to coding agents\: a Model Context Protocol server on stdio'
+    'serve:Serve the index over HTTP\: a JSON API for people, scripts and agents'
   )
   if (( CURRENT == 2 )); then
     _describe 'command' commands
@@ -98,6 +99,26 @@ _kasava() {
     _arguments \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
+    '--version[Display program version information and exit]' \
+    '-V[Display program version information and exit]' \
+    '-C[Run as if started in PATH (relative paths in other options are then relative to it), or in the clone of URL that `kasava index URL` made]:value:' \
+    '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
+    '--color[When to use colour\: auto, always, never]:value:' \
+    '--quiet[No progress and no warnings on stderr]' \
+    '-q[No progress and no warnings on stderr]' \
+    '*:file:_files' ;;
+  serve)
+    _arguments \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
+    '--listen[Address to listen on, HOST\:PORT (port 0\: any free one)]:value:' \
+    '--token-file[Tokens that may use the server, one per line, each optionally followed by the repository globs it may see]:value:' \
+    '--insecure-no-auth[Serve a non-loopback address without tokens (anyone who reaches it may search)]' \
+    '--log-queries[Log each request'\''s query parameters (by default only method, path, status, time)]' \
+    '--rate-limit[Requests per second per client address (0\: no limit)]:value:' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \

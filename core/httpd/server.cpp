@@ -217,6 +217,9 @@ private:
       *con_cls = state;
       state->request.method = method;
       state->request.path = url;
+      // In flight from here (its head is read) until the response is sent: stop() waits for
+      // a request whose body is still coming.
+      self->count_in(*state);
       const char* length = mhd().lookup_connection_value(connection, MHD_HEADER_KIND,
                                                        MHD_HTTP_HEADER_CONTENT_LENGTH);
       if (length != nullptr && std::strtoull(length, nullptr, 10) > self->m_limits.max_body_bytes) {
@@ -270,12 +273,13 @@ private:
     return MHD_YES;
   }
 
+  void count_in(RequestState& state) {
+    std::lock_guard lock(m_mutex);
+    ++m_in_flight;
+    state.counted = true;
+  }
+
   MHD_Result answer(MHD_Connection* connection, RequestState& state, Response response) {
-    {
-      std::lock_guard lock(m_mutex);
-      ++m_in_flight;
-      state.counted = true;
-    }
     state.answered = true;
     state.status = response.status;
     MHD_Response* reply = nullptr;
@@ -304,7 +308,7 @@ private:
     std::unique_ptr<RequestState> state(static_cast<RequestState*>(*con_cls));
     *con_cls = nullptr;
     if (!state || !state->counted) return;
-    if (self->m_on_complete) {
+    if (self->m_on_complete && state->answered) {
       Completion done;
       done.method = state->request.method;
       done.path = state->request.path;

@@ -77,8 +77,8 @@ struct Completion {
 using CompletionHook = std::function<void(const Completion&)>;
 
 struct Limits {
-  unsigned max_connections = 256;          ///< at once, over all clients
-  unsigned max_connections_per_peer = 64;  ///< at once, from one address
+  unsigned max_connections = 512;           ///< at once, over all clients
+  unsigned max_connections_per_peer = 256;  ///< at once, from one address
   /// Memory for one connection's request line and headers (and read buffer); a request whose
   /// head does not fit is answered 431 (headers) or 414 (request line) by the library.
   std::size_t max_head_bytes = 16 * 1024;
@@ -98,10 +98,11 @@ public:
 
   /// The port listened on (the one picked, for port 0).
   virtual std::uint16_t port() const = 0;
-  /// Stops accepting connections at once, waits up to `grace` for the requests being
-  /// answered (streams are told to stop), then closes everything. Idempotent.
+  /// Stops accepting connections at once, waits up to `grace` for the requests in flight
+  /// (whose head has been read: their body may still be coming; streams are told to stop),
+  /// then closes everything. Idempotent.
   virtual void stop(std::chrono::milliseconds grace) = 0;
-  /// Requests whose handler has been called and whose response has not been sent yet.
+  /// Requests whose head has been read and whose response has not been sent yet.
   virtual int in_flight() const = 0;
 };
 

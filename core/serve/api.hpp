@@ -88,7 +88,7 @@ struct ApiOptions {
   HostRule hosts;                      ///< what Host may say
   std::vector<Token> tokens;           ///< empty: no token needed
   double rate_limit = 0.0;             ///< requests per second per client address; 0 = none
-  unsigned max_active = 64;            ///< requests answered at once; more get 503
+  unsigned max_active = 256;           ///< requests answered at once; more get 503
   std::size_t max_query_bytes = 1024;  ///< of the q parameter
   std::size_t max_parameter_bytes = 4096;  ///< of all query parameters together
   int max_limit = 100;                 ///< the largest limit= accepted
