@@ -102,7 +102,9 @@ std::string random_session_id() {
 HttpTransport::HttpTransport(ServerInfo info, HttpTransportOptions options)
     : m_info(std::move(info)), m_options(std::move(options)) {
   if (!m_options.new_session_id) m_options.new_session_id = random_session_id;
-  if (m_options.max_sessions == 0) throw std::invalid_argument("max_sessions must be at least 1");
+  if (m_options.max_sessions == 0 || m_options.max_sessions_per_principal == 0) {
+    throw std::invalid_argument("session limits must be at least 1");
+  }
 }
 
 std::size_t HttpTransport::session_count() const {
@@ -241,11 +243,25 @@ std::string HttpTransport::open_session(const std::string& principal,
                                         Clock::time_point now) {
   std::string id = m_options.new_session_id();
   std::lock_guard lock(m_mutex);
+  // The principal's own sessions first, so that one token cannot end everyone else's.
+  auto least_recent = [this](auto keep) {
+    auto oldest = m_sessions.end();
+    for (auto it = m_sessions.begin(); it != m_sessions.end(); ++it) {
+      if (keep(it->second) &&
+          (oldest == m_sessions.end() || it->second.last_used < oldest->second.last_used)) {
+        oldest = it;
+      }
+    }
+    return oldest;
+  };
+  std::size_t own = 0;
+  for (const auto& entry : m_sessions) own += entry.second.principal == principal ? 1 : 0;
+  for (; own >= m_options.max_sessions_per_principal; --own) {
+    m_sessions.erase(
+        least_recent([&](const Session& session) { return session.principal == principal; }));
+  }
   while (m_sessions.size() >= m_options.max_sessions) {
-    auto oldest = std::min_element(
-        m_sessions.begin(), m_sessions.end(),
-        [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });
-    m_sessions.erase(oldest);
+    m_sessions.erase(least_recent([](const Session&) { return true; }));
   }
   m_sessions[id] = Session{principal, protocol_version, now};
   return id;

@@ -48,6 +48,9 @@ struct HttpResponse {
 /// Limits of the session table.
 struct HttpTransportOptions {
   std::size_t max_sessions = 1024;  ///< beyond it, the least recently used session ends
+  /// Beyond it, the principal's least recently used session ends (without tokens, everyone
+  /// is one principal).
+  std::size_t max_sessions_per_principal = 64;
   std::chrono::seconds idle_expiry{30 * 60};
   /// Makes a new session id (visible ASCII, unguessable). Default: 128 random bits from
   /// getrandom(2) in hex.

@@ -4,7 +4,10 @@
 // notifications, client replies, GET, malformed JSON and batches, and JSON or SSE replies.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/mcp/http_transport.hpp"
 
@@ -333,6 +336,66 @@ TEST_CASE("mcp::HttpTransport sessions expire when idle and are bounded in numbe
     CHECK(small.handle(Fixture::post(k_list, first), f.tools, f.now).status == 200);
     CHECK(small.handle(Fixture::post(k_list, third), f.tools, f.now).status == 200);
   }
+}
+
+TEST_CASE("mcp::HttpTransport: one principal's sessions end before anyone else's", "[mcp][http]") {
+  Fixture f;
+  HttpTransportOptions options = f.options(3);
+  options.max_sessions_per_principal = 2;
+  HttpTransport small{ServerInfo{"kasava", "9.9.9", ""}, options};
+  auto open = [&](const std::string& principal) {
+    HttpRequest request = Fixture::post(k_initialize_11);
+    request.principal = principal;
+    const HttpResponse response = small.handle(request, f.tools, f.now);
+    REQUIRE(response.header("Mcp-Session-Id") != nullptr);
+    f.now += 1s;
+    return *response.header("Mcp-Session-Id");
+  };
+  auto answers = [&](const std::string& session, const std::string& principal) {
+    HttpRequest request = Fixture::post(k_list, session);
+    request.principal = principal;
+    return small.handle(request, f.tools, f.now).status == 200;
+  };
+  const std::string victim = open("victim");
+  const std::string first = open("greedy");
+  const std::string second = open("greedy");
+  const std::string third = open("greedy");  // ends greedy's first, not the victim's
+  const std::string fourth = open("greedy");
+  CHECK(answers(victim, "victim"));
+  CHECK_FALSE(answers(first, "greedy"));
+  CHECK_FALSE(answers(second, "greedy"));
+  CHECK(answers(third, "greedy"));
+  CHECK(answers(fourth, "greedy"));
+  CHECK(small.session_count() == 3);
+}
+
+TEST_CASE("mcp::HttpTransport serves several connections at once", "[mcp][http]") {
+  HttpTransport transport{ServerInfo{"kasava", "9.9.9", ""}, HttpTransportOptions{}};
+  std::atomic<int> answered{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      FakeTools tools("thread " + std::to_string(t));
+      const auto now = HttpTransport::Clock::now();
+      for (int i = 0; i < 50; ++i) {
+        const HttpResponse opened = transport.handle(Fixture::post(k_initialize_11), tools, now);
+        const std::string* session = opened.header("Mcp-Session-Id");
+        if (opened.status != 200 || session == nullptr) return;
+        const HttpResponse called = transport.handle(Fixture::post(k_call, *session), tools, now);
+        if (called.status != 200 ||
+            called.body.find("thread " + std::to_string(t)) == std::string::npos)
+          return;
+        HttpRequest remove;
+        remove.method = "DELETE";
+        remove.headers = {{"Mcp-Session-Id", *session}};
+        if (transport.handle(remove, tools, now).status != 204) return;
+        ++answered;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(answered == 200);
+  CHECK(transport.session_count() == 0);
 }
 
 TEST_CASE("mcp::random_session_id is 128 bits of visible ASCII, different each time",
