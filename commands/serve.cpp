@@ -84,7 +84,9 @@ public:
     ++m_open;
     lock.unlock();
     try {
-      return Lease(*this, open_store(m_path, store::OpenMode::read_only));
+      auto store = open_store(m_path, store::OpenMode::read_only);
+      store->set_page_cache(k_page_cache_kib);
+      return Lease(*this, std::move(store));
     } catch (...) {
       lock.lock();
       --m_open;
@@ -94,7 +96,11 @@ public:
   }
 
 private:
-  static constexpr int k_max_open = 8;
+  // Searches are CPU-bound: four connections keep two cores busy. Each keeps its pages (a
+  // semantic scan reads all of vector_codes, 4.4 MB on the 110k-chunk synthetic index), so a
+  // search finds them in memory instead of reading them through a 256 KiB cache again.
+  static constexpr int k_max_open = 4;
+  static constexpr std::int64_t k_page_cache_kib = 8192;
 
   void give_back(std::unique_ptr<store::Store> store) {
     if (!store) return;

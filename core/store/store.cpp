@@ -1038,6 +1038,13 @@ void Store::set_merging(Merging merging) {
   });
 }
 
+void Store::set_page_cache(std::int64_t kib) {
+  m_impl->guarded("setting the page cache", [&] {
+    m_impl->m_db.exec(("PRAGMA cache_size=-" + std::to_string(kib)).c_str());
+    return 0;
+  });
+}
+
 std::int64_t Store::data_version() const {
   return m_impl->guarded("reading", [&] { return query_int(m_impl->m_db, "PRAGMA data_version"); });
 }

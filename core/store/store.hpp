@@ -270,6 +270,9 @@ public:
   /// to the file (PRAGMA data_version): equal before and after something ran means nothing
   /// was written meanwhile.
   std::int64_t data_version() const;
+  /// Sets this connection's page cache to `kib` KiB (a read-only connection starts with 256
+  /// KiB, right for one search; a server that keeps its connections gains from more).
+  void set_page_cache(std::int64_t kib);
 
   /// Best chunks for an FTS5 MATCH expression, by weighted BM25, at most `limit`.
   /// An invalid expression is an error, not an exception.
