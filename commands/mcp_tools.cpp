@@ -71,7 +71,7 @@ mcp::ToolOutcome search(Context& context, ToolPlace& place, mcp::Arguments& args
   if (!args.ok()) return mcp::ToolOutcome::error(args.error());
 
   const QueryTarget target = place.search_target();
-  auto store = open_store(target.index_path, store::OpenMode::read_only);
+  auto store = place.open_index(target);
   auto hits = run_search(context, *store, options);
   if (!hits) return mcp::ToolOutcome::error(hits.error().message);
 
@@ -129,10 +129,9 @@ mcp::ToolOutcome read_file_range(ToolPlace& place, mcp::Arguments& args) {
   // The cheap refusals first, with their own messages ('..', absolute paths, .git, escapes).
   auto file = mcp::confined_path((*source)->root(), path);
   if (!file) return mcp::ToolOutcome::error(file.error().message);
-  const std::uint64_t max_file_size =
-      std::filesystem::exists(target.index_path)
-          ? max_file_size_for(*open_store(target.index_path, store::OpenMode::read_only))
-          : index::IndexOptions{}.max_file_size;
+  const std::uint64_t max_file_size = std::filesystem::exists(target.index_path)
+                                          ? max_file_size_for(*place.open_index(target))
+                                          : index::IndexOptions{}.max_file_size;
   auto text = index::read_indexable_file(**source, path, max_file_size);
   if (!text) return mcp::ToolOutcome::error("refusing " + text.error().message);
   auto range = mcp::line_range(*text, start, end, k_max_range_lines);
@@ -157,7 +156,7 @@ mcp::ToolOutcome index_status(ToolPlace& place) {
     return mcp::ToolOutcome::error("no index at '" + target.index_path +
                                    "' yet: the first search builds it");
   }
-  auto store = open_store(target.index_path, store::OpenMode::read_only);
+  auto store = place.open_index(target);
   const auto stats = store->stats();
   JsonValue::Object languages;
   std::string language_text;
@@ -190,6 +189,10 @@ mcp::ToolOutcome index_status(ToolPlace& place) {
 }
 
 }  // namespace
+
+std::shared_ptr<store::Store> ToolPlace::open_index(const QueryTarget& target) {
+  return open_store(target.index_path, store::OpenMode::read_only);
+}
 
 QueryTarget PreparedPlace::search_target() {
   return prepare(m_context, Needs::fresh_index).target;

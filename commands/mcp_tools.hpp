@@ -6,9 +6,12 @@
 // limited to what the caller's token may see.
 #pragma once
 
+#include <memory>
+
 #include "commands/context.hpp"
 #include "commands/target.hpp"
 #include "core/mcp/server.hpp"
+#include "core/store/store.hpp"
 
 namespace kasava::commands {
 
@@ -26,6 +29,9 @@ public:
   virtual QueryTarget located_target() = 0;
   /// Whether search_target() brings the index up to date (the search tool says so).
   virtual bool refreshes() const = 0;
+  /// The index of a target opened read-only for one call (default: opened anew; a server
+  /// lends a connection it keeps).
+  virtual std::shared_ptr<store::Store> open_index(const QueryTarget& target);
 };
 
 /// The index of the current folder, found again for every call (setup.hpp's prepare), as
