@@ -424,3 +424,27 @@ TEST_CASE(
   // Tokens never reach the log.
   CHECK(served.log().find("token-0123456789") == std::string::npos);
 }
+
+TEST_CASE("mcp over http: after the index is rebuilt, the tools answer from the new one") {
+  BillingRepo billing;
+  TempDir scratch("mcp-http");
+  Served served(billing.repo, scratch);
+  const int port = served.port();
+  const std::string session = open_session(port);
+  const std::string search = call("search", R"({"query":"parcel delivery days","limit":1})");
+  auto first_symbol = [&] {
+    const HttpReply reply = http(port, "POST", post_headers(session, "2025-11-25"), search);
+    REQUIRE(reply.status == 200);
+    return reply.json()["result"]["structuredContent"]["results"][std::size_t{0}]["symbol"];
+  };
+  CHECK(first_symbol() == JsonValue("estimate_parcel_delivery"));  // a kept connection now
+
+  billing.repo.write("shipping.py",
+                     "def estimate_freight_arrival(weight_kg, distance_km):\n"
+                     "    \"\"\"Estimates the days a parcel delivery takes.\"\"\"\n"
+                     "    return 2 + int(distance_km / 400)\n");
+  billing.repo.commit_all("rename");
+  const RunResult rebuilt = billing.repo.kasava({"index", "--rebuild"});
+  REQUIRE(rebuilt.exit_code == 0);
+  CHECK(first_symbol() == JsonValue("estimate_freight_arrival"));
+}
