@@ -119,7 +119,7 @@ HttpResponse HttpTransport::handle(const HttpRequest& request, ToolHandler& tool
     remove_expired(now);
   }
   if (request.method == "POST") return post(request, tools, now);
-  if (request.method == "DELETE") return end_session(request, now);
+  if (request.method == "DELETE") return end_session(request);
   // GET would open a stream for messages the server sends unasked; kasava sends none.
   HttpResponse response =
       refusal(405, ErrorCode::invalid_request,
@@ -200,8 +200,8 @@ HttpResponse HttpTransport::post(const HttpRequest& request, ToolHandler& tools,
     return accepted_response;
   }
   HttpResponse response;
-  if (unreadable_request_error(
-          *reply)) {  // not a message at all: refused, as the transport refuses
+  // Not a JSON-RPC message at all: refused with the server's error, as the transport refuses.
+  if (unreadable_request_error(*reply)) {
     response.status = 400;
     response.headers.push_back({"Content-Type", "application/json"});
     response.body = *reply;
@@ -223,7 +223,7 @@ HttpResponse HttpTransport::post(const HttpRequest& request, ToolHandler& tools,
   return response;
 }
 
-HttpResponse HttpTransport::end_session(const HttpRequest& request, Clock::time_point /*now*/) {
+HttpResponse HttpTransport::end_session(const HttpRequest& request) {
   const std::string* id = request.header("Mcp-Session-Id");
   if (id == nullptr)
     return refusal(400, ErrorCode::invalid_request, "bad request: no Mcp-Session-Id header");

@@ -80,7 +80,7 @@ private:
   };
 
   HttpResponse post(const HttpRequest& request, ToolHandler& tools, Clock::time_point now);
-  HttpResponse end_session(const HttpRequest& request, Clock::time_point now);
+  HttpResponse end_session(const HttpRequest& request);
   /// Opens a session for a successful initialize; ends the least recently used beyond the limit.
   std::string open_session(const std::string& principal, const std::string& protocol_version,
                            Clock::time_point now);
