@@ -54,7 +54,8 @@ struct BillingRepo {
   }
 };
 
-/// `kasava serve --listen 127.0.0.1:0 [extra…]` in the repository, once it says its port.
+/// `kasava serve --listen 127.0.0.1:0 --rate-limit 0 [extra…]` in the repository, once it
+/// says its port.
 class Served {
 public:
   Served(const FixtureRepo& repo, const TempDir& scratch, std::vector<std::string> extra = {})
@@ -87,7 +88,8 @@ public:
 
 private:
   static std::vector<std::string> with_serve(std::vector<std::string> extra) {
-    std::vector<std::string> args{"serve", "--listen", "127.0.0.1:0"};
+    // No rate limit: a fast machine would send more than its 20 requests a second.
+    std::vector<std::string> args{"serve", "--listen", "127.0.0.1:0", "--rate-limit", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
   }
