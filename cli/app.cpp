@@ -240,6 +240,10 @@ const std::vector<CommandSpec>& command_table() {
                       "Serve a non-loopback address without tokens (anyone who reaches it may search)");
          app.add_flag("--log-queries", o.serve.log_queries,
                       "Log each request's query parameters (by default only method, path, status, time)");
+         app.add_option("--allow-host", o.serve.allowed_hosts,
+                        "A name clients reach the server by (the Host header); repeatable. On "
+                        "loopback localhost and the address are always accepted; elsewhere any "
+                        "name is, unless this is given");
          app.add_option("--rate-limit", o.serve.rate_limit,
                         "Requests per second per client address (0: no limit)")
              ->default_val(o.serve.rate_limit)->check(CLI::Range(0.0, 1000000.0));

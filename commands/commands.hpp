@@ -3,6 +3,9 @@
 // errors (caught once in cli/) and return the exit status otherwise.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "commands/context.hpp"
 #include "commands/embedder_setup.hpp"
 #include "commands/exit_status.hpp"
@@ -46,6 +49,7 @@ struct ServeCommandOptions {
   std::string token_file;                 ///< "" = no tokens
   bool insecure_no_auth = false;          ///< serve a non-loopback address without tokens
   bool log_queries = false;               ///< log the query string of each request
+  std::vector<std::string> allowed_hosts; ///< --allow-host: names the Host header may carry
   double rate_limit = 20.0;               ///< requests per second per client; 0 = none
 };
 ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepared& prepared);

@@ -235,8 +235,11 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
     embedder_for_query(context, *store, search::Mode::hybrid);
   }
   prepared.store.reset();
-  const std::string folder = target.repository.value_or(
-      target.root.value_or(std::filesystem::path(target.index_path).parent_path().parent_path().string()));
+  // The repository's folder; for an index found without one, the folder it lies in (the one
+  // holding `.kasava/` for `<dir>/.kasava/index.db`).
+  std::filesystem::path index_folder = std::filesystem::absolute(target.index_path).parent_path();
+  if (index_folder.filename() == ".kasava") index_folder = index_folder.parent_path();
+  const std::string folder = target.repository.value_or(target.root.value_or(index_folder.string()));
   const std::string repository = serve::repository_name(repo::remote_url(folder, "origin"), folder);
   IndexBackend backend(context, target, repository);
 
@@ -258,7 +261,7 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   };
   httpd::Limits limits;
   auto server = httpd::HttpServer::start(host, port, handler, limits, log).value_or_throw();
-  api_options.hosts = serve::host_rule_for(host, loopback, server->port());
+  api_options.hosts = serve::host_rule_for(host, loopback, server->port(), options.allowed_hosts);
   serve::Api api(std::move(api_options), backend);
   // Other features' routes are added here, before serving (Api::add_route; see core/serve/api.hpp):
   // MCP over HTTP (/mcp, Access::token, a streamed httpd::Response for SSE):

@@ -141,6 +141,9 @@ ssize_t read_stream(void* cls, std::uint64_t /*position*/, char* buffer, std::si
 
 void free_stream(void* cls) { delete static_cast<StreamState*>(cls); }
 
+/// Connections the library accepts beyond Limits::max_connections, to answer them 503.
+constexpr unsigned k_connection_headroom = 16;
+
 class MhdServer final : public HttpServer {
 public:
   MhdServer(Handler handler, Limits limits, CompletionHook on_complete)
@@ -167,7 +170,10 @@ public:
     m_daemon = mhd().start_daemon(
         flags, port, nullptr, nullptr, &MhdServer::access, this,
         MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&address),
-        MHD_OPTION_CONNECTION_LIMIT, m_limits.max_connections,
+        // The library's limit is a little above ours, so that a connection over ours gets a
+        // clear 503 instead of being closed unanswered.
+        MHD_OPTION_CONNECTION_LIMIT, m_limits.max_connections + k_connection_headroom,
+        MHD_OPTION_NOTIFY_CONNECTION, &MhdServer::connection_changed, this,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, m_limits.max_connections_per_peer,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, m_limits.max_head_bytes,
         MHD_OPTION_CONNECTION_TIMEOUT, m_limits.idle_timeout_seconds,
@@ -176,7 +182,8 @@ public:
         MHD_OPTION_END);
     if (m_daemon == nullptr) {
       const int error = errno;
-      return util::Error{"listening on '" + host + ":" + std::to_string(port) + "': " +
+      const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+      return util::Error{"listening on '" + shown + ":" + std::to_string(port) + "': " +
                          (error != 0 ? std::strerror(error) : "the server could not start")};
     }
     const MHD_DaemonInfo* info = mhd().get_daemon_info(m_daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -224,6 +231,15 @@ private:
                                                        MHD_HTTP_HEADER_CONTENT_LENGTH);
       if (length != nullptr && std::strtoull(length, nullptr, 10) > self->m_limits.max_body_bytes) {
         return self->answer(connection, *state, self->too_large());
+      }
+      if (self->m_connections.load() > self->m_limits.max_connections) {
+        auto busy = Response::text(503,
+                                   "{\"error\":\"too many connections: at most " +
+                                       std::to_string(self->m_limits.max_connections) + "; try again\"}\n",
+                                   "application/json");
+        busy.headers.emplace_back("Retry-After", "1");
+        busy.headers.emplace_back("Connection", "close");
+        return self->answer(connection, *state, std::move(busy));
       }
       return MHD_YES;
     }
@@ -302,6 +318,16 @@ private:
     return queued;
   }
 
+  static void connection_changed(void* cls, MHD_Connection* /*connection*/, void** /*socket_context*/,
+                                 MHD_ConnectionNotificationCode code) {
+    auto* self = static_cast<MhdServer*>(cls);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+      ++self->m_connections;
+    } else {
+      --self->m_connections;
+    }
+  }
+
   static void completed(void* cls, MHD_Connection* /*connection*/, void** con_cls,
                         MHD_RequestTerminationCode /*code*/) {
     auto* self = static_cast<MhdServer*>(cls);
@@ -331,6 +357,7 @@ private:
   MHD_Daemon* m_daemon = nullptr;
   std::uint16_t m_port = 0;
   std::atomic<bool> m_stopping{false};
+  std::atomic<unsigned> m_connections{0};  ///< open now
   mutable std::mutex m_mutex;
   std::condition_variable m_idle;
   int m_in_flight = 0;

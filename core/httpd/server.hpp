@@ -77,7 +77,9 @@ struct Completion {
 using CompletionHook = std::function<void(const Completion&)>;
 
 struct Limits {
-  unsigned max_connections = 512;           ///< at once, over all clients
+  /// At once, over all clients: a request on a connection beyond it is answered 503 (and
+  /// beyond a few more, connections are closed unanswered).
+  unsigned max_connections = 512;
   unsigned max_connections_per_peer = 256;  ///< at once, from one address
   /// Memory for one connection's request line and headers (and read buffer); a request whose
   /// head does not fit is answered 431 (headers) or 414 (request line) by the library.

@@ -88,13 +88,20 @@ const Token* find_token(const std::vector<Token>& tokens, std::string_view autho
   return found;
 }
 
-HostRule host_rule_for(const std::string& listen_host, bool loopback, int port) {
+HostRule host_rule_for(const std::string& listen_host, bool loopback, int port,
+                       const std::vector<std::string>& allowed) {
   HostRule rule;
   rule.port = port;
-  if (!loopback) return rule;
-  rule.names = {"localhost", "127.0.0.1", "[::1]"};
+  if (!loopback && allowed.empty()) return rule;
+  if (loopback) rule.names = {"localhost", "127.0.0.1", "[::1]"};
   const std::string own = listen_host.find(':') != std::string::npos ? "[" + listen_host + "]" : listen_host;
-  if (std::find(rule.names.begin(), rule.names.end(), own) == rule.names.end()) rule.names.push_back(own);
+  std::vector<std::string> more = allowed;
+  // A wildcard address is no name a client uses.
+  if (listen_host != "0.0.0.0" && listen_host != "::") more.push_back(own);
+  for (const auto& name : more) {
+    const std::string lower = util::to_lower(name);
+    if (std::find(rule.names.begin(), rule.names.end(), lower) == rule.names.end()) rule.names.push_back(lower);
+  }
   return rule;
 }
 

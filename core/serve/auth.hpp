@@ -45,8 +45,11 @@ struct HostRule {
 
 /// The Host names a server listening on `listen_host` accepts: for a loopback address,
 /// localhost, 127.0.0.1, [::1] and the address itself; for any other address, any name
-/// (requests must then carry a token, which a page elsewhere does not have).
-HostRule host_rule_for(const std::string& listen_host, bool loopback, int port);
+/// (requests must then carry a token, which a page elsewhere does not have) unless names are
+/// configured (`allowed`, e.g. the server's DNS name): then those and the address itself.
+/// Configured names are accepted on loopback too.
+HostRule host_rule_for(const std::string& listen_host, bool loopback, int port,
+                       const std::vector<std::string>& allowed = {});
 
 /// Whether a Host header value is acceptable: a name of the rule, with the rule's port or
 /// none. A missing Host (HTTP/1.0) is acceptable only when any name is.

@@ -386,7 +386,7 @@ TEST_CASE("serve: Host and Origin that are not this server's are refused with 40
   CHECK(get(port, "/api/search?q=retry", {{"Origin", "http://127.0.0.1:" + p}}).status == 200);
 }
 
-TEST_CASE("serve: a non-loopback address needs a token file or --insecure-no-auth (with a warning)") {
+TEST_CASE("serve: a non-loopback address needs a token file or --insecure-no-auth (with a warning); --allow-host") {
   FixtureRepo repo;
   write_project(repo);
   const RunResult refused = repo.kasava({"serve", "--listen", "0.0.0.0:0"});
@@ -395,13 +395,20 @@ TEST_CASE("serve: a non-loopback address needs a token file or --insecure-no-aut
   CHECK(repo.kasava({"serve", "--listen", "nonsense"}).exit_code == 2);
 
   TempDir scratch("serve-open");
-  BackgroundKasava open({"serve", "--listen", "0.0.0.0:0", "--insecure-no-auth"}, repo.root(), scratch / "open");
+  BackgroundKasava open({"serve", "--listen", "0.0.0.0:0", "--insecure-no-auth", "--allow-host", "search.internal"},
+                        repo.root(), scratch / "open");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (open.out().find("http://") == std::string::npos && open.running() &&
+  while (open.out().find("/\n") == std::string::npos && open.running() &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   CHECK(open.err().find("warning: --insecure-no-auth") != std::string::npos);
+  const std::size_t at = open.out().find("http://0.0.0.0:");
+  REQUIRE(at != std::string::npos);
+  const int port = std::atoi(open.out().c_str() + at + 15);
+  // --allow-host: the names the server is reached by; a rebound name is refused.
+  CHECK(http(port, "GET", "/api/status", {{"Host", "search.internal:" + std::to_string(port)}}, false).status == 200);
+  CHECK(http(port, "GET", "/api/status", {{"Host", "rebound.example:" + std::to_string(port)}}, false).status == 403);
   open.signal(SIGTERM);
   CHECK(open.wait() == 143);
 }
@@ -424,12 +431,9 @@ TEST_CASE("serve: a client sending its headers one byte a second does not hold u
     }
   });
   while (sent < 2) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  // The slow request is half-sent: the others are answered meanwhile, each well within a second.
-  for (int i = 0; i < 10; ++i) {
-    const auto started = std::chrono::steady_clock::now();
-    CHECK(get(port, "/api/search?q=retry").status == 200);
-    CHECK(std::chrono::steady_clock::now() - started < std::chrono::milliseconds(900));
-  }
+  // The slow request is half-sent (and is never finished: the trickle stops short of its end),
+  // so these are answered while it is still coming, not after it.
+  for (int i = 0; i < 10; ++i) CHECK(get(port, "/api/search?q=retry").status == 200);
   CHECK(sent < head.size() - 4);  // still trickling
   done = true;
   trickle.join();

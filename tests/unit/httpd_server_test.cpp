@@ -146,3 +146,27 @@ TEST_CASE("httpd::HttpServer answers 413 to a body over the limit, before readin
   CHECK_FALSE(httpd::is_loopback_address("0.0.0.0"));
   CHECK_FALSE(httpd::HttpServer::start("not-an-address", 0, nullptr, {}).ok());
 }
+
+TEST_CASE("httpd::HttpServer answers 503 on a connection beyond its limit, in JSON") {
+  httpd::Limits limits;
+  limits.max_connections = 2;
+  auto server = httpd::HttpServer::start("127.0.0.1", 0, [](const httpd::Request&) {
+    return httpd::Response::text(200, "ok", "text/plain");
+  }, limits);
+  REQUIRE(server.ok());
+  const int port = (*server)->port();
+  // Two connections, the first answered (two are allowed) and kept open.
+  const int first = connect_to(port);
+  const int second = connect_to(port);
+  send_text(first, "GET / HTTP/1.1\r\nHost: here\r\n\r\n");
+  CHECK(read_until(first, "\r\n\r\nok").rfind("HTTP/1.1 200", 0) == 0);
+  // The third is accepted after both (the listener accepts in order): over the limit.
+  const int third = connect_to(port);
+  send_text(third, "GET / HTTP/1.1\r\nHost: here\r\nConnection: close\r\n\r\n");
+  const std::string refused = read_until(third, "}\n");
+  ::close(third);
+  CHECK(refused.rfind("HTTP/1.1 503", 0) == 0);
+  CHECK(refused.find("too many connections: at most 2") != std::string::npos);
+  ::close(first);
+  ::close(second);
+}

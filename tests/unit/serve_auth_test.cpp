@@ -60,6 +60,18 @@ TEST_CASE("serve::host_allowed: loopback names with the server's port, anything 
   const HostRule open = host_rule_for("0.0.0.0", false, 7700);
   CHECK(host_allowed(open, std::string("search.internal:7700")));
   CHECK(host_allowed(open, std::nullopt));
+  const HostRule named = host_rule_for("0.0.0.0", false, 7700, {"Search.Internal"});
+  CHECK(host_allowed(named, std::string("search.internal:7700")));
+  CHECK(host_allowed(named, std::string("search.internal")));
+  CHECK_FALSE(host_allowed(named, std::string("0.0.0.0:7700")));
+  CHECK_FALSE(host_allowed(named, std::string("rebound.example:7700")));
+  CHECK_FALSE(host_allowed(named, std::nullopt));
+  const HostRule address = host_rule_for("10.1.2.3", false, 80, {"code"});
+  CHECK(host_allowed(address, std::string("10.1.2.3")));
+  CHECK(host_allowed(address, std::string("code:80")));
+  const HostRule local_named = host_rule_for("127.0.0.1", true, 7700, {"dev.box"});
+  CHECK(host_allowed(local_named, std::string("dev.box:7700")));
+  CHECK(host_allowed(local_named, std::string("localhost:7700")));
 }
 
 TEST_CASE("serve::origin_allowed: absent or the same origin as Host") {
