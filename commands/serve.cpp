@@ -15,6 +15,7 @@
 
 #include "commands/commands.hpp"
 #include "commands/interrupt.hpp"
+#include "commands/serve_mcp.hpp"
 #include "core/httpd/server.hpp"
 #include "core/index/indexable.hpp"
 #include "core/mcp/files.hpp"
@@ -291,6 +292,7 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   serve::Api api(std::move(api_options), backend);
   // Other features' routes are added here, before serving (Api::add_route; see core/serve/api.hpp):
   // MCP over HTTP (/mcp, Access::token, a streamed httpd::Response for SSE):
+  api.add_route(mcp_route(context, target, repository));
   add_page_routes(api);  // the search page: / and its files, Access::open
   api_pointer.store(&api);
 

@@ -53,6 +53,11 @@ std::string error_response(const JsonValue& id, ErrorCode code, std::string_view
 
 Server::Server(ToolHandler& handler, ServerInfo info) : m_handler(handler), m_info(std::move(info)) {}
 
+void Server::resume(std::string protocol_version) {
+  m_protocol_version = std::move(protocol_version);
+  m_initialized = true;
+}
+
 std::optional<std::string> Server::handle(std::string_view message) {
   if (message.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::nullopt;
   auto parsed = util::parse_json(message);

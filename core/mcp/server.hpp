@@ -75,6 +75,10 @@ public:
   /// gets a JSON-RPC error reply; the session goes on.
   std::optional<std::string> handle(std::string_view message);
 
+  /// Continues a session whose initialize was answered earlier, in the version agreed then
+  /// (the HTTP transport makes a Server per request and keeps the sessions itself).
+  void resume(std::string protocol_version);
+
   /// True once an initialize request has been answered.
   bool initialized() const { return m_initialized; }
   /// The protocol version agreed in initialize ("" before).

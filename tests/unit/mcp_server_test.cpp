@@ -86,6 +86,26 @@ TEST_CASE("mcp::Server initialize: echoes a supported protocol version, else off
   CHECK(error_code(missing) == -32602);
 }
 
+TEST_CASE("mcp::Server speaks 2025-11-25 and 2025-06-18, what the TypeScript SDK asks for") {
+  for (const char* version : {"2025-11-25", "2025-06-18"}) {
+    Session session;
+    const JsonValue reply = session.reply(std::string(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":")") +
+                                          version + R"(","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+    CHECK(reply["result"]["protocolVersion"] == JsonValue(version));
+    CHECK(session.server.protocol_version() == version);
+  }
+  CHECK(kasava::mcp::supported_protocol_versions().front() == "2025-11-25");
+}
+
+TEST_CASE("mcp::Server::resume continues a session negotiated earlier") {
+  Session session;
+  CHECK_FALSE(session.server.initialized());
+  session.server.resume("2025-06-18");
+  CHECK(session.server.initialized());
+  CHECK(session.server.protocol_version() == "2025-06-18");
+  CHECK(session.reply(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})")["result"]["tools"].size() == 2);
+}
+
 TEST_CASE("mcp::Server: notifications, client replies and blank lines get no reply") {
   Session session;
   CHECK_FALSE(session.server.handle(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));

@@ -1,0 +1,19 @@
+// `kasava serve`'s /mcp route: MCP's Streamable HTTP transport (core/mcp/http_transport) with
+// the tools of `kasava mcp` (mcp_tools.hpp) over the index the server serves — read as it is,
+// never refreshed or written — and limited to what the caller's token may see: a token that
+// may not see the served repository gets an error from every tool, and a session answers only
+// the token that opened it.
+#pragma once
+
+#include <string>
+
+#include "commands/context.hpp"
+#include "commands/target.hpp"
+#include "core/serve/api.hpp"
+
+namespace kasava::commands {
+
+/// The route for POST, GET (405: no stream) and DELETE on /mcp. `context` must outlive it.
+serve::Route mcp_route(Context& context, const QueryTarget& target, const std::string& repository);
+
+}  // namespace kasava::commands
