@@ -4,6 +4,21 @@
 usage: bench/run.py REPO [--binary build/kasava] [--parse-limit build/bench/parse_limit]
        bench/run.py --synthetic DIR [--files 10000] [--functions 10]
                                                  (generates DIR once, then measures it)
+       bench/run.py --kernel DIR [--kernel-git DIR] [--synthetic DIR] [--cpython DIR]
+                                                 (three sizes side by side: the Linux kernel,
+                                                  the 10k-file synthetic tree, CPython's Lib)
+
+The kernel is not fetched: take Debian's source package (any mirror, no root needed),
+    apt-get download linux-source-6.1
+    dpkg-deb -x linux-source-6.1_*_all.deb kernel-src
+    mkdir kernel && tar -xJf kernel-src/usr/src/linux-source-6.1.tar.xz -C kernel
+and give --kernel kernel/linux-source-6.1 (a plain directory, ~78,500 files, 1.3 GB). For the
+git work tree figures, a copy made a repository as git's guide for large trees says:
+    cp -a kernel/linux-source-6.1 kernel-git && cd kernel-git && git init -q &&
+    git config core.untrackedCache true && git config feature.manyFiles true &&
+    git add -A -f && git commit -qm kernel
+and give it as --kernel-git (-f: Debian's .gitignore ignores everything at the top level; no
+core.splitIndex: libgit2 cannot read a split index, kasava stops at its 'link' extension).
 
 Prints a table, then the same figures as one JSON line. See bench/README.md for what each
 figure means. Every process is timed from the outside (process start included); peak RSS is
@@ -13,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -35,6 +51,20 @@ QUERIES = [
     "cookie jar", "tls certificate verify", "dns lookup", "path join", "file permissions",
     "read line from stdin", "iterate over map", "binary search", "linked list node", "cache eviction",
     "schedule task", "cancel context", "stack trace", "version string", "deprecated function",
+]
+
+
+# 20 questions someone new to the Linux kernel asks; --kernel asks them of all three trees, so
+# the ask figures of the three sizes compare like with like.
+KERNEL_QUERIES = [
+    "how does the scheduler pick the next task", "allocate pages in the buddy allocator",
+    "copy data from user space", "register a character device", "handle a page fault",
+    "spinlock with interrupts disabled", "read a file from the page cache",
+    "parse kernel command line parameters", "send a packet through a network device",
+    "rcu read side critical section", "create a kernel thread", "ext4 journal commit",
+    "map a dma buffer", "handle an interrupt request", "usb device probe",
+    "timer expiry callback", "open a file descriptor", "mount a filesystem",
+    "out of memory killer chooses a victim", "load a kernel module",
 ]
 
 
@@ -160,6 +190,8 @@ def measure(repo, binary, parse_limit, repeats, queries):
 
         refresh = [run_measured(k + ["index", repo])[0] for _ in range(repeats)]
         figures["no_change_refresh_s"] = round(statistics.median(refresh), 4)
+        if is_git_work_tree(repo):
+            figures["git_status_s"] = git_status_median(repo, repeats)
 
         # One changed file: append a comment line, refresh, put the file back, refresh.
         changed = pick_file(repo)
@@ -179,18 +211,37 @@ def measure(repo, binary, parse_limit, repeats, queries):
                     f.write(original)
             figures["one_change_refresh_s"] = round(statistics.median(times), 4)
 
-        asks, rsses, lean = [], [], []
-        for q in QUERIES[:queries]:
-            s, r, _, err, code = run_measured(k + ["ask", q, "--json"], cwd=repo)
-            if code not in (0, 1):
-                sys.exit(f"bench: kasava ask failed: {err.strip()}")
-            asks.append(s)
-            rsses.append(r)
-            lean.append(run_measured(k + ["ask", q, "--json", "--no-refresh"], cwd=repo)[0])
+        asks, rsses, lean, lean_rsses = [], [], [], []
+        # An index named elsewhere (--index) is refreshed from the git repository around the
+        # current folder, and a plain directory has none: there `ask` would not refresh at all.
+        # So in a plain directory the refreshing asks use DIR/.kasava/index.db, removed after.
+        in_tree = None
+        if not is_git_work_tree(repo) and not os.path.exists(os.path.join(repo, ".kasava")):
+            in_tree = os.path.join(repo, ".kasava")
+            os.makedirs(in_tree)
+            shutil.move(index, os.path.join(in_tree, "index.db"))
+        try:
+            for q in queries:
+                argv = [binary, "ask", q, "--json"] if in_tree else k + ["ask", q, "--json"]
+                s, r, _, err, code = run_measured(argv, cwd=repo)
+                if code not in (0, 1):
+                    sys.exit(f"bench: kasava ask failed: {err.strip()}")
+                asks.append(s)
+                rsses.append(r)
+        finally:
+            if in_tree:
+                shutil.move(os.path.join(in_tree, "index.db"), index)
+                shutil.rmtree(in_tree, ignore_errors=True)
+        for q in queries:
+            s, r, _, _, _ = run_measured(k + ["ask", q, "--json", "--no-refresh"], cwd=repo)
+            lean.append(s)
+            lean_rsses.append(r)
         figures.update(ask_queries=len(asks), ask_p50_ms=round(1000 * statistics.median(asks), 1),
                        ask_p95_ms=round(1000 * percentile(asks, 0.95), 1),
                        ask_no_refresh_p50_ms=round(1000 * statistics.median(lean), 1),
-                       ask_peak_rss_mb=round(max(rsses), 1))
+                       ask_no_refresh_p95_ms=round(1000 * percentile(lean, 0.95), 1),
+                       ask_peak_rss_mb=round(max(rsses), 1),
+                       ask_no_refresh_peak_rss_mb=round(max(lean_rsses), 1))
 
         index_bytes = sum(os.path.getsize(os.path.join(work, f)) for f in os.listdir(work))
         figures.update(index_mb=round(index_bytes / 1e6, 2),
@@ -202,20 +253,143 @@ def measure(repo, binary, parse_limit, repeats, queries):
 
 
 def pick_file(repo):
-    """A tracked source file of middling size to edit for the one-change refresh."""
-    try:
+    """A source file to edit for the one-change refresh: the first tracked .py/.go/.c file of a
+    git work tree, else the first such file of a sorted walk of the directory."""
+    if is_git_work_tree(repo):
         listed = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True,
                                 check=True).stdout.split("\n")
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        return None
+    else:
+        listed = []
+        for folder, dirs, files in os.walk(repo):
+            dirs.sort()
+            listed += [os.path.relpath(os.path.join(folder, f), repo) for f in sorted(files)]
+            if any(p.endswith((".py", ".go", ".c")) for p in listed):
+                break
     for path in listed:
         if path.endswith((".py", ".go", ".c")):
             return os.path.join(repo, path)
     return None
 
 
+def is_git_work_tree(repo):
+    """True when `repo` is the top of a git work tree (kasava then lists it with git's help)."""
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=repo, capture_output=True,
+                             text=True, check=True).stdout.strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return False
+    return os.path.realpath(top) == os.path.realpath(repo)
+
+
+def git_status_median(repo, repeats):
+    """The anchor of a no-change refresh in a work tree: `git status` on the same tree."""
+    return round(statistics.median(
+        run_measured(["git", "status", "--porcelain"], cwd=repo)[0] for _ in range(repeats)), 4)
+
+
+def refresh_only(repo, binary, repeats):
+    """The other form of a tree (git work tree or plain directory): a full index, untimed, then
+    the median no-change refresh, and `git status` beside it in a work tree."""
+    work = tempfile.mkdtemp(prefix="kasava-bench-")
+    k = [binary, "--index", os.path.join(work, "index.db")]
+    try:
+        _, _, _, err, code = run_measured(k + ["index", repo])
+        if code != 0:  # reported in its column; the other trees are still measured
+            print(f"bench: kasava index of {repo} failed: {err.strip()}", file=sys.stderr)
+            return {"no_change_refresh_s": "failed"}
+        figures = {"no_change_refresh_s": round(statistics.median(
+            run_measured(k + ["index", repo])[0] for _ in range(repeats)), 4)}
+        if is_git_work_tree(repo):
+            figures["git_status_s"] = git_status_median(repo, repeats)
+        return figures
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def other_form(repo, scratch):
+    """A copy of `repo` in its other form under `scratch`: a plain directory (no .git) of a work
+    tree, or a fresh one-commit repository of a plain directory. For the small trees only."""
+    target = os.path.join(scratch, os.path.basename(repo.rstrip("/")) + "-other")
+    if os.path.isdir(target):
+        return target
+    if is_git_work_tree(repo):
+        shutil.copytree(repo, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        return target
+    shutil.copytree(repo, target, symlinks=True)
+    env = dict(os.environ, GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",
+               GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.com")
+    for argv in (["git", "init", "-q"], ["git", "config", "core.untrackedCache", "true"],
+                 ["git", "config", "feature.manyFiles", "true"], ["git", "add", "-A"],
+                 ["git", "commit", "-q", "-m", "bench"]):
+        subprocess.run(argv, cwd=target, check=True, env=env, stdout=subprocess.DEVNULL)
+    return target
+
+
+def newest_cpython_lib():
+    """CPython's Lib as Debian installs it: the newest /usr/lib/python3.N."""
+    found = [d for d in os.listdir("/usr/lib") if re.fullmatch(r"python3\.\d+", d)]
+    if not found:
+        return None
+    return os.path.join("/usr/lib", max(found, key=lambda d: int(d.split(".")[1])))
+
+
+def measure_sizes(args, binary, parse_limit):
+    """--kernel: the figures of the kernel, the synthetic tree and CPython's Lib, each with its
+    no-change refresh in both forms (git work tree and plain directory)."""
+    trees = [("kernel", os.path.abspath(args.kernel))]
+    synthetic = os.path.abspath(args.synthetic or os.path.join(tempfile.gettempdir(),
+                                                               "kasava-bench-synthetic"))
+    generate(synthetic, args.files, args.functions)
+    trees.append(("synthetic", synthetic))
+    cpython = args.cpython or newest_cpython_lib()
+    scratch = tempfile.mkdtemp(prefix="kasava-bench-forms-")
+    columns = {}
+    try:
+        if cpython:  # a copy: the one-change refresh edits a file, and this one is the system's
+            copy = os.path.join(scratch, "Lib")
+            shutil.copytree(cpython, copy, symlinks=True)
+            trees.append(("cpython_lib", copy))
+        for label, tree in trees:
+            print(f"bench: measuring {label} ({tree})", file=sys.stderr)
+            figures = measure(tree, binary, parse_limit, args.repeats, KERNEL_QUERIES)
+            form = "git" if is_git_work_tree(tree) else "plain"
+            figures[f"no_change_refresh_{form}_s"] = figures.pop("no_change_refresh_s")
+            if label == "kernel":
+                other = os.path.abspath(args.kernel_git) if args.kernel_git else None
+            else:
+                other = other_form(tree, scratch)
+            if other:
+                more = refresh_only(other, binary, args.repeats)
+                other_kind = "git" if form == "plain" else "plain"
+                figures[f"no_change_refresh_{other_kind}_s"] = more["no_change_refresh_s"]
+                if "git_status_s" in more:
+                    figures["git_status_s"] = more["git_status_s"]
+            columns[label] = figures
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return columns
+
+
+def print_columns(columns):
+    keys = []
+    for figures in columns.values():
+        keys += [key for key in figures if key not in keys]
+    # The refresh figures together, after the full index's.
+    refresh = ["no_change_refresh_git_s", "git_status_s", "no_change_refresh_plain_s"]
+    keys = [key for key in keys if key not in refresh]
+    at = keys.index("one_change_refresh_s") if "one_change_refresh_s" in keys else len(keys)
+    keys[at:at] = refresh
+    labels = list(columns)
+    print(f"{'figure':<28}" + "".join(f"{label:>22}" for label in labels))
+    for key in keys:
+        if key == "repository":
+            continue
+        print(f"{key:<28}" + "".join(f"{str(columns[l].get(key, '-')):>22}" for l in labels))
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("repo", nargs="?", help="repository or directory to measure")
     parser.add_argument("--synthetic", metavar="DIR",
                         help="generate a synthetic repository in DIR (once) and measure it")
@@ -229,7 +403,24 @@ def main():
     parser.add_argument("--repeats", type=int, default=11,
                         help="runs per refresh figure (median; runs vary by 10-15%% on a VM)")
     parser.add_argument("--queries", type=int, default=50, help="ask queries (at most 50)")
+    parser.add_argument("--kernel", metavar="DIR",
+                        help="the unpacked Linux kernel tree (see above for how to get it): "
+                             "measures it, the synthetic tree (--synthetic, default "
+                             "$TMPDIR/kasava-bench-synthetic) and CPython's Lib, side by side, "
+                             "with 20 fixed kernel questions")
+    parser.add_argument("--kernel-git", metavar="DIR",
+                        help="the same kernel files as a git work tree, for its no-change refresh")
+    parser.add_argument("--cpython", metavar="DIR",
+                        help="CPython's Lib for --kernel (default: the newest /usr/lib/python3.N)")
     args = parser.parse_args()
+    if args.kernel:
+        binary = os.path.abspath(args.binary)
+        parse_limit = args.parse_limit or os.path.join(os.path.dirname(binary), "bench",
+                                                       "parse_limit")
+        columns = measure_sizes(args, binary, parse_limit)
+        print_columns(columns)
+        print(json.dumps(columns))
+        return
     if args.synthetic:
         generate(os.path.abspath(args.synthetic), args.files, args.functions)
         args.repo = args.synthetic
@@ -237,7 +428,8 @@ def main():
         parser.error("give REPO or --synthetic DIR")
     binary = os.path.abspath(args.binary)
     parse_limit = args.parse_limit or os.path.join(os.path.dirname(binary), "bench", "parse_limit")
-    figures = measure(os.path.abspath(args.repo), binary, parse_limit, args.repeats, args.queries)
+    figures = measure(os.path.abspath(args.repo), binary, parse_limit, args.repeats,
+                      QUERIES[:args.queries])
     for key, value in figures.items():
         print(f"{key:<24} {value}")
     print(json.dumps(figures))

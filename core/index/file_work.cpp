@@ -73,6 +73,7 @@ void process(Work& item, repo::Source& source, parse::Chunker& chunker, embed::E
     // about the same file again; it is still read again in case it was fixed.
     item.skip_reason = item.entry->kind == repo::EntryKind::symlink ? "symlink" : "unreadable";
     item.read_error = content.error().message;
+    item.read_error_lasting = item.read_error == repo::k_symlink_to_directory;
     return;
   }
   if (item.known && !item.size_decision_changed && item.known->blob_id == item.entry->blob_id &&

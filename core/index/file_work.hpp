@@ -28,6 +28,9 @@ struct Work {
   std::string language;
   std::string skip_reason;
   std::string read_error;  // set when reading failed
+  // The failure is a lasting fact of the listing (repo::k_symlink_to_directory), not one to
+  // try again: it does not keep the listing digest from being stored.
+  bool read_error_lasting = false;
   bool unchanged = false;  // read, but the content was already indexed (touched file)
   std::uint64_t content_size = 0;
   std::vector<types::Chunk> chunks;

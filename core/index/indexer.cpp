@@ -37,9 +37,10 @@
 // with its blob id, or its stat data when git did not give one, and the model, the size
 // limit, the root and the commit). A listing with the same digest is the same files with the
 // same content, so the run only reports. The digest is stored only when it can be trusted —
-// no file that failed to read (those are tried again every run), no stat data young enough
-// to hide a change (racy) — and every other write to the index clears it first
-// (Store::put_file, remove_file, put_vectors).
+// no file that failed to read (those are tried again every run; a symlink to a folder is not
+// a failure, see repo::k_symlink_to_directory), no stat data young enough to hide a change
+// (racy) — and every other write to the index clears it first (Store::put_file,
+// remove_file, put_vectors).
 //
 // `--rev` skips unchanged subtrees: git trees are a Merkle tree, so a folder whose tree id is
 // the one the index last saw holds exactly the files it held. A complete `--rev` run stores
@@ -307,7 +308,7 @@ Batch tally_window(const Run& run, std::vector<Work>& work, std::int64_t racy_be
       continue;
     }
     if (!item.read_error.empty()) {
-      read_failed = true;
+      if (!item.read_error_lasting) read_failed = true;
       ++summary.skipped[item.skip_reason];
       if (item.known && item.known->skip_reason == item.skip_reason) continue;
       if (run.callbacks.warning) run.callbacks.warning(entry.path + ": " + item.read_error);

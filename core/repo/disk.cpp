@@ -126,7 +126,7 @@ util::Result<std::string> read_from_disk(const std::string& root, const std::str
     }
     const fs::file_status target_status = fs::status(target, error);
     if (error) return util::Error{"resolving symlink: " + error_text(error)};
-    if (fs::is_directory(target_status)) return util::Error{"symlink to a directory"};
+    if (fs::is_directory(target_status)) return util::Error{std::string(k_symlink_to_directory)};
     if (!fs::is_regular_file(target_status)) return util::Error{"symlink to a special file"};
     return read_regular_file(target_text);
   } catch (const std::exception& exception) {

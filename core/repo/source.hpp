@@ -30,6 +30,11 @@ struct FileStat {
 };
 
 /// One file as the source sees it, before its content is read.
+/// Source::read's error for a symlink to a folder inside the root. It is not a failure to try
+/// again but a fact of the listing: the folder's own files are listed under their own paths, so
+/// a change of what the link points to changes the listing too.
+inline constexpr std::string_view k_symlink_to_directory = "symlink to a directory";
+
 struct SourceEntry {
   std::string path;     ///< relative to the root, '/' separators
   std::string blob_id;  ///< git blob id (40 hex) of the current content; "" if not yet known

@@ -567,6 +567,38 @@ void age_files(const fs::path& root) {
 
 } // namespace
 
+TEST_CASE("index::run_index keeps the listing digest with a symlink to a folder, not with a dangling one") {
+  // A symlink to a folder is skipped on every run, and is no reason to distrust the listing
+  // (the folder's files are listed under their own paths); a dangling one may be mended
+  // without its own stat data changing, so it is read again every run, without the digest.
+  Folder dir;
+  dir.write("src/a.py", "def alpha():\n    return 1\n");
+  REQUIRE(std::system(("ln -s src '" + (dir.root() / "link").string() + "'").c_str()) == 0);
+  const std::string index_path = (dir.root() / ".kasava" / "index.db").string();
+  auto store = store::Store::open(index_path, store::OpenMode::read_write);
+  REQUIRE(store.ok());
+  auto source = repo::open_source(dir.root().string(), {});
+  REQUIRE(source.ok());
+  age_files(dir.root());
+  auto first = index::run_index(**source, **store, {}, {});
+  REQUIRE(first.ok());
+  CHECK(first->skipped.at("symlink") == 1);
+  CHECK(first->indexed == 1);
+  const std::string digest = (*store)->meta("listing_digest").value_or("");
+  CHECK(digest.size() == 32);
+  auto again = index::run_index(**source, **store, {}, {});
+  REQUIRE(again.ok());
+  CHECK(again->unchanged == 1);
+  CHECK(again->skipped.at("symlink") == 1);
+  CHECK((*store)->meta("listing_digest") == digest);
+
+  REQUIRE(std::system(("ln -s missing '" + (dir.root() / "dangling").string() + "'").c_str()) == 0);
+  auto dangling = index::run_index(**source, **store, {}, {});
+  REQUIRE(dangling.ok());
+  CHECK(dangling->skipped.at("symlink") == 2);
+  CHECK((*store)->meta("listing_digest").value_or("").empty());
+}
+
 TEST_CASE("index::run_index skips a listing it has indexed completely, and nothing else") {
   Folder dir;
   dir.write("a.py", "def alpha():\n    return 1\n");
