@@ -95,6 +95,7 @@ class Kasava:
         self.limit = limit
         self.features = False  # --features: ask each hybrid query for its candidates' features
         self.last_features = []
+        self.features_by_query = {}
         if not os.access(binary, os.X_OK):
             raise Failure(f"kasava binary {binary}: not found or not executable (build it, or pass --binary)")
         ask_help = self._help("ask")
@@ -164,7 +165,9 @@ class Kasava:
         cpu = usage.ru_utime + usage.ru_stime
         if features is not None:
             with open(features.name) as lines:
-                self.last_features = [json.loads(line) for line in lines if line.strip()]
+                found = [json.loads(line) for line in lines if line.strip()]
+            self.last_features = found
+            self.features_by_query[query] = found
             os.unlink(features.name)
         if process.returncode not in (0, 1):  # 1: nothing found
             raise Failure(f"kasava ask --mode {mode} failed ({process.returncode}): "
@@ -345,6 +348,10 @@ def run_cosqa(args, kasava_for, work):
     repo, corpus = cosqa_corpus(work, kasava, args.rebuild)
     ks = (1, 5, 10)
     evaluation = Evaluation(kasava, repo, ks, args.weight)
+    if args.features:
+        if splits != ["dev"]:
+            raise Failure("--features is for fitting: CoSQA's dev split only (--split dev)")
+        kasava.features = True
     listed = []
     for split in splits:
         with open(os.path.join(COSQA, f"cosqa-retrieval-{split}-500.json")) as f:
@@ -358,6 +365,13 @@ def run_cosqa(args, kasava_for, work):
         else:
             for mode in args.modes:
                 evaluation.run(label, queries, golds, mode)
+        if args.features:
+            with open(args.features, "a") as out:
+                for position, (query, gold) in enumerate(zip(queries, golds)):
+                    for search in kasava.features_by_query.get(query, []):
+                        out.write(json.dumps({"repository": label, "position": position, "query": query,
+                                              "gold": gold, "identifiers": has_identifier(query),
+                                              "candidates": search["candidates"]}) + "\n")
         if args.list:
             sample = [{"split": split, "query": q, "gold": g} for q, g in zip(queries, golds)]
             listed += _per_query(evaluation, sample, label)
@@ -1008,8 +1022,8 @@ def main():
                         help="keep the corpus, clone and index in DIR and reuse them (default: a temporary folder)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index in --work from scratch")
     parser.add_argument("--features", metavar="FILE",
-                        help="commit set: append every hybrid query's candidates with their ranking "
-                             "features to FILE (JSON lines, for tools/rank/fit-ranker)")
+                        help="commit set or CoSQA dev: write every hybrid query's candidates with "
+                             "their ranking features to FILE (JSON lines, for tools/rank/fit-ranker)")
     parser.add_argument("--ranker", metavar="FILE",
                         help="rank hybrid queries with FILE's weights (models/ranker.tsv's format)")
     parser.add_argument("--list", action="store_true", help="JSON: include every query with its ranks")
