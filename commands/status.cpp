@@ -123,19 +123,43 @@ SetupHooks status_setup(const StatusCommandOptions& options) {
   return hooks;
 }
 
-std::string status_json(Context& context, const QueryTarget& target, const store::Store& store_ref) {
-  const store::Store* store = &store_ref;  // as run_status reads it
-  const auto stats = store->stats();
-  const std::string root = store->meta("root").value_or("");
-  const std::string commit = store->meta("commit").value_or("");
-  const std::string revision = store->meta("revision").value_or("");
-  const std::string indexed_at = store->meta("indexed_at").value_or("");
-  const bool partial = index_is_partial(*store);
-  std::string model = store->meta("embedding_model").value_or("");
-  if (model.empty()) model = "none";
-  const std::string dims = store->meta("embedding_dims").value_or("");
-  const long stale = revision.empty() ? count_stale_files(*store, target.root) : -1;
-  const store::HistoryExtent history = store->history_extent();
+namespace {
+
+// What status shows of an index, read once for the text and the JSON view.
+struct IndexFacts {
+  store::Stats stats;
+  std::string root;
+  std::string commit;
+  std::string revision;
+  std::string indexed_at;
+  bool partial = false;
+  std::string model;  ///< "none" when the index has no vectors
+  std::string dims;
+  long stale = -1;    ///< files changed since indexing; -1 for a --rev index
+  store::HistoryExtent history;
+};
+
+IndexFacts read_index_facts(const QueryTarget& target, const store::Store& store) {
+  IndexFacts facts;
+  facts.stats = store.stats();
+  facts.root = store.meta("root").value_or("");
+  facts.commit = store.meta("commit").value_or("");
+  facts.revision = store.meta("revision").value_or("");
+  facts.indexed_at = store.meta("indexed_at").value_or("");
+  facts.partial = index_is_partial(store);
+  facts.model = store.meta("embedding_model").value_or("");
+  if (facts.model.empty()) facts.model = "none";
+  facts.dims = store.meta("embedding_dims").value_or("");
+  facts.stale = facts.revision.empty() ? count_stale_files(store, target.root) : -1;
+  facts.history = store.history_extent();
+  return facts;
+}
+
+} // namespace
+
+std::string status_json(Context& context, const QueryTarget& target, const store::Store& store) {
+  const IndexFacts facts = read_index_facts(target, store);
+  const auto& [stats, root, commit, revision, indexed_at, partial, model, dims, stale, history] = facts;
   const Settings& settings = context.settings();
   util::JsonWriter json;
   json.begin_object();
@@ -191,17 +215,8 @@ ExitStatus run_status(const StatusCommandOptions& options, Context& context, Pre
     context.output.out(status_json(context, target, *store));
     return ExitStatus::success;
   }
-  const auto stats = store->stats();
-  const std::string root = store->meta("root").value_or("");
-  const std::string commit = store->meta("commit").value_or("");
-  const std::string revision = store->meta("revision").value_or("");
-  const std::string indexed_at = store->meta("indexed_at").value_or("");
-  const bool partial = index_is_partial(*store);
-  std::string model = store->meta("embedding_model").value_or("");
-  if (model.empty()) model = "none";
-  const std::string dims = store->meta("embedding_dims").value_or("");
-  const long stale = revision.empty() ? count_stale_files(*store, target.root) : -1;
-  const store::HistoryExtent history = store->history_extent();
+  const IndexFacts facts = read_index_facts(target, *store);
+  const auto& [stats, root, commit, revision, indexed_at, partial, model, dims, stale, history] = facts;
   const Settings& settings = context.settings();
 
   std::string languages;
