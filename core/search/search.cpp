@@ -22,7 +22,8 @@
 // features of ranker.hpp, each computed from the path, the query, the two scores (BM25 with
 // document frequencies, cosine) and the file's history — what a PostgreSQL store can compute
 // as well — and its value is the built-in ranker's weighted sum of them (models/ranker.tsv,
-// fitted on the tuning part of the commit-subject set by tools/rank/fit-ranker):
+// fitted on the commit-subject set's tuning part and CoSQA's dev split by
+// tools/rank/fit-ranker):
 //   - the chunk's own evidence: both standard scores, both absolute scores (squashed BM25,
 //     calibrated cosine: a query whose best match is weak differs from one whose best is
 //     strong), and for a query that is one identifier or qualified
