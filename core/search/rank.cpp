@@ -136,51 +136,38 @@ std::string_view file_kind_name(FileKind kind) {
   return "source";
 }
 
-// Priors in z units (the blend's standard scores: the best candidates of a query reach 2–4),
-// each 0 when the query names the kind. Measured on the tuning part of the commit-subject set
-// (httpx, cobra, fastify, fd, jq: "which file do I change for X?"), where tests, changelogs,
-// docs and build files took first places from the source file a subject is about. Relative
-// sizes by how often each kind crowded out the answer there; then all scaled together: ×1
-// 0.595 MRR, ×1.6 0.626, ×2.5 0.660 (×2 without two other changes 0.645). Kept at ×2.5, not
-// higher, because a user's question is not always about source: a test or a doc still shows
-// when it matches clearly better, and whenever the query mentions its kind.
-double kind_prior(FileKind kind, const Query& query) {
+// The words by which a query asks for a kind of file. How much a kind the query does not ask
+// for weighs is the ranker's business (its kind_* weights, fitted on the commit-subject set,
+// where tests, changelogs, docs and build files took first places from the source file a
+// subject is about); a query that mentions the kind gets no such penalty, so "a flaky test"
+// still finds tests. Source files and generated ones are never asked for by words.
+bool asks_for_kind(FileKind kind, const Query& query) {
   switch (kind) {
-    case FileKind::source: return 0.0;
+    case FileKind::source: return true;
     case FileKind::test:
       return mentions(query, {"test", "tests", "testing", "spec", "specs", "unittest", "fixture", "fixtures",
-                              "assert", "flaky", "coverage", "mock"})
-                 ? 0.0
-                 : -1.25;
+                              "assert", "flaky", "coverage", "mock"});
     case FileKind::example:
-      return mentions(query, {"example", "examples", "demo", "sample", "samples", "tutorial"}) ? 0.0 : -1.0;
+      return mentions(query, {"example", "examples", "demo", "sample", "samples", "tutorial"});
     case FileKind::docs:
       return mentions(query, {"doc", "docs", "documentation", "readme", "guide", "manual", "typo", "typos",
-                              "license", "markdown", "wording", "link", "links"})
-                 ? 0.0
-                 : -1.5;
+                              "license", "markdown", "wording", "link", "links"});
     case FileKind::changelog:
-      return mentions(query, {"changelog", "release", "releases", "version", "news", "history"}) ? 0.0 : -2.5;
+      return mentions(query, {"changelog", "release", "releases", "version", "news", "history"});
     case FileKind::build:
       return mentions(query, {"build", "ci", "make", "makefile", "cmake", "cargo", "dependency", "dependencies",
                               "deps", "bump", "workflow", "workflows", "github", "action", "actions", "docker",
                               "package", "install", "lint", "linter", "config", "setup", "compiler", "msrv",
-                              "toolchain", "travis", "yaml", "toml"})
-                 ? 0.0
-                 : -1.0;
-    case FileKind::generated: return -1.5;
+                              "toolchain", "travis", "yaml", "toml"});
+    case FileKind::generated: return false;
     case FileKind::barrel:
       return mentions(query, {"export", "exports", "expose", "import", "imports", "init", "module", "modules",
-                              "public", "all"})
-                 ? 0.0
-                 : -0.5;
+                              "public", "all"});
     case FileKind::stubs:
       return mentions(query, {"type", "types", "typing", "typings", "typescript", "declaration", "declarations",
-                              "definition", "definitions", "generic", "generics", "interface"})
-                 ? 0.0
-                 : -0.75;
+                              "definition", "definitions", "generic", "generics", "interface"});
   }
-  return 0.0;
+  return true;
 }
 
 double path_match(std::string_view path, const Query& query) {
@@ -234,7 +221,7 @@ double path_match(std::string_view path, const Query& query) {
                        [&](const std::string& part) { return same_word(part, word); });
   };
   // The file name: the share of its parts the query holds. Names of one generic part
-  // ("index", "main", "utils") count like any other; kind_prior handles barrels.
+  // ("index", "main", "utils") count like any other; the barrel kind handles barrels.
   double name = 0.0;
   if (!name_parts.empty()) {
     int found = 0;

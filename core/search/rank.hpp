@@ -35,10 +35,10 @@ enum class FileKind {
 FileKind file_kind(std::string_view path);
 std::string_view file_kind_name(FileKind kind);
 
-/// The prior of a file kind for this query, in z units (0 for source): negative for kinds
-/// that crowd out the source file of a question in words, 0 when the query asks for that
-/// kind ("a flaky test", "the changelog", "fix the types").
-double kind_prior(FileKind kind, const Query& query);
+/// Whether the query asks for files of this kind ("a flaky test", "the changelog", "fix the
+/// types"): then the ranker's weight for the kind does not apply. Always true for source,
+/// never for generated files.
+bool asks_for_kind(FileKind kind, const Query& query);
 
 /// How well a path names what the query asks, in [0, 1]: 1 when the query writes the path or
 /// a tail of it (`ignore/types:`, `src/flask/typing`, `_utils.py`), else the share of the

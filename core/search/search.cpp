@@ -31,7 +31,7 @@
 //     matter;
 //   - the file's evidence, the same for all its chunks: how its path names what is asked
 //     (path_match: `_client.py` for "keep clients in sync", `ignore/types.rs` for
-//     "ignore/types: …"), its kind unless the query asks for that kind (kind_prior: tests,
+//     "ignore/types: …"), its kind unless the query asks for that kind (asks_for_kind: tests,
 //     docs, changelogs, examples, build files, generated files, re-export barrels and type
 //     stubs), its history (BM25 of the query's terms over the subjects of the commits that
 //     touched it, Store::history_search, over the best such file), its best chunk on each
@@ -327,7 +327,7 @@ void blend(const Plan& plan, const std::vector<float>& query_vector, bool lexica
   for (auto& [path, file] : files) {
     file.path = path_match(path, query);
     const FileKind kind = file_kind(path);
-    if (kind_prior(kind, query) != 0.0) file.kind = kind;  // else the query asks for this kind
+    if (!asks_for_kind(kind, query)) file.kind = kind;
   }
   // The file's history: what its commits said it is about.
   if (query.has_terms()) {

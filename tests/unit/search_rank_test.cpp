@@ -38,16 +38,18 @@ TEST_CASE("search::file_kind classifies paths") {
   CHECK(search::file_kind("types/route.d.ts") == FileKind::stubs);
 }
 
-TEST_CASE("search::kind_prior lowers tests and changelogs unless the query asks for them") {
+TEST_CASE("search::asks_for_kind: a query asks for tests, docs or changelogs by naming them") {
   const auto prose = search::parse_query("retry the upload on timeout");
-  CHECK(search::kind_prior(FileKind::source, prose) == 0.0);
-  CHECK(search::kind_prior(FileKind::test, prose) < 0.0);
-  CHECK(search::kind_prior(FileKind::changelog, prose) < search::kind_prior(FileKind::test, prose));
-  CHECK(search::kind_prior(FileKind::test, search::parse_query("flaky test for upload retries")) == 0.0);
-  CHECK(search::kind_prior(FileKind::test, search::parse_query("retry tests")) == 0.0);
-  CHECK(search::kind_prior(FileKind::docs, search::parse_query("document the retry option in the docs")) == 0.0);
-  CHECK(search::kind_prior(FileKind::stubs, search::parse_query("fix the types of reply.send")) == 0.0);
-  CHECK(search::kind_prior(FileKind::changelog, search::parse_query("changelog for the release")) == 0.0);
+  CHECK(search::asks_for_kind(FileKind::source, prose));
+  CHECK_FALSE(search::asks_for_kind(FileKind::test, prose));
+  CHECK_FALSE(search::asks_for_kind(FileKind::changelog, prose));
+  CHECK_FALSE(search::asks_for_kind(FileKind::generated, search::parse_query("generated parser tables")));
+  CHECK(search::asks_for_kind(FileKind::test, search::parse_query("flaky test for upload retries")));
+  CHECK(search::asks_for_kind(FileKind::test, search::parse_query("retry tests")));
+  CHECK(search::asks_for_kind(FileKind::docs, search::parse_query("document the retry option in the docs")));
+  CHECK(search::asks_for_kind(FileKind::stubs, search::parse_query("fix the types of reply.send")));
+  CHECK(search::asks_for_kind(FileKind::changelog, search::parse_query("changelog for the release")));
+  CHECK_FALSE(search::asks_for_kind(FileKind::docs, search::parse_query("changelog for the release")));
 }
 
 TEST_CASE("search::path_match rewards a file named after the query") {
