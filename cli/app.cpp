@@ -133,6 +133,9 @@ const std::vector<CommandSpec>& command_table() {
          app.add_option("--name", o.index.name,
                         "The repository's name in the store (default: origin's owner/name, else "
                         "the folder's name)");
+         app.add_option("--ref", o.index.ref,
+                        "The ref's name in the store (default: --rev, else the branch; CI's "
+                        "detached checkouts name their branch here)");
        },
        [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
          return commands::run_index(o.index, c, p);

@@ -176,9 +176,22 @@ ExitStatus run_dry(const IndexCommandOptions& options, Context& context, repo::S
 
 } // namespace
 
+namespace {
+// The store to publish to: --store, else KASAVA_STORE or the user's config; "" = none.
+std::string store_conninfo(const IndexCommandOptions& options, Context& context) {
+  return !options.store.empty() ? options.store : context.settings().store.value;
+}
+} // namespace
+
 SetupHooks index_setup(const IndexCommandOptions& options) {
   SetupHooks hooks;
   hooks.write = WriteRequest{options.target, options.revision, options.rebuild, options.dry_run};
+  hooks.before_write = [&options](Context& context) {
+    if ((!options.name.empty() || !options.ref.empty()) && store_conninfo(options, context).empty()) {
+      throw util::Failure("--name and --ref say what to publish, but no store is named: pass "
+                          "--store URL (or set KASAVA_STORE, or `store =` in your config)");
+    }
+  };
   return hooks;
 }
 
@@ -187,6 +200,8 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepa
   const std::string& index_path = prepared.target.index_path;
   const std::string root = source.root();
   const std::string& cloned_into = prepared.cloned_into;
+  // The shared store, when one is named: published to once the local index is complete.
+  const std::string conninfo = store_conninfo(options, context);
   if (options.dry_run) return run_dry(options, context, source, index_path, cloned_into);
   std::unique_ptr<store::Store> store = std::move(prepared.store);
   index::IndexOptions index_options = index_options_for(context, *store, options.max_file_size);
@@ -205,15 +220,15 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepa
   const auto* remote_embedder = dynamic_cast<const remote::RemoteEmbedder*>(&context.embedder());
   const long requests = remote_embedder != nullptr ? remote_embedder->requests_sent() : 0;
   report_pending(*summary, context);
-  // The shared store, when one is named: the local index is complete whatever happens there.
-  const std::string conninfo = !options.store.empty() ? options.store : context.settings().store.value;
+  // The local index is complete whatever happens in the store.
   std::optional<PublishSummary> published;
   std::optional<util::Failure> publish_failure;
   if (!conninfo.empty()) {
     auto local = store::Store::open(index_path, store::OpenMode::read_only);
     if (!local) throw util::Failure(local.error());
     const PublishRequest request{conninfo, repository_name(options.name, root),
-                                 ref_name(options.revision, root), context.embedder().model_id()};
+                                 !options.ref.empty() ? options.ref : ref_name(options.revision, root),
+                                 context.embedder().model_id()};
     try {
       published = publish(request, **local, source);
     } catch (const util::Failure& failure) {

@@ -29,6 +29,7 @@ struct IndexCommandOptions {
   bool json = false;
   std::string store;       ///< --store URL: publish to this shared store; "" = KASAVA_STORE, config
   std::string name;        ///< --name org/repo: the repository's name in the store; "" = from origin
+  std::string ref;         ///< --ref NAME: the ref published in the store; "" = --rev, else the branch
 };
 
 struct AskCommandOptions {

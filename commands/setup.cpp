@@ -48,7 +48,8 @@ void enter_place(GlobalOptions& global, Needs needs) {
 }
 
 // Needs::writable_index: see setup.hpp.
-void prepare_writable(Context& context, const WriteRequest& request, Prepared& prepared) {
+void prepare_writable(Context& context, const SetupHooks& hooks, Prepared& prepared) {
+  const WriteRequest& request = hooks.write;
   IndexTarget found = resolve_index_target(context, request.target, request.revision);
   prepared.source = std::move(found.source);
   prepared.cloned_into = std::move(found.cloned_into);
@@ -56,6 +57,7 @@ void prepare_writable(Context& context, const WriteRequest& request, Prepared& p
   prepared.target.root = prepared.target.repository = prepared.source->root();
   const std::string& path = prepared.target.index_path;
   const std::string& root = *prepared.target.root;
+  if (hooks.before_write) hooks.before_write(context);
   if (request.dry_run) return;
   // One writer at a time: a second `kasava index` on the same index waits for the first
   // (SQLite alone would interleave the two runs' batches and fail one with "database is
@@ -85,7 +87,7 @@ Prepared prepare(Context& context, Needs needs, const SetupHooks& hooks) {
   Prepared prepared;
   if (needs == Needs::index_per_call) return prepared;
   if (needs == Needs::writable_index) {
-    prepare_writable(context, hooks.write, prepared);
+    prepare_writable(context, hooks, prepared);
     return prepared;
   }
   prepared.target = resolve_query_target(context);

@@ -65,6 +65,9 @@ struct SetupHooks {
   /// Needs::fresh_index: runs once the index is found, before it is refreshed (ask resolves its
   /// chat model there, to fail before indexing, and starts searching the index as it is).
   std::function<void(Context&, Prepared&)> before_refresh;
+  /// Needs::writable_index: runs once the repository is known, before its index is locked and
+  /// opened (index checks what it will publish, to fail before writing anything).
+  std::function<void(Context&)> before_write;
 };
 
 /// Provides what `needs` says on the context's current folder. An MCP server calls it again

@@ -21,6 +21,7 @@ complete -c kasava -n '__fish_seen_subcommand_from index' -l dry-run -d 'Show wh
 complete -c kasava -n '__fish_seen_subcommand_from index' -l json -d 'Print the summary as JSON on stdout'
 complete -c kasava -n '__fish_seen_subcommand_from index' -l store -r -d 'Then publish to this shared PostgreSQL store (a libpq URI or key=value string; default: KASAVA_STORE, else `store` in your config)'
 complete -c kasava -n '__fish_seen_subcommand_from index' -l name -r -d 'The repository\'s name in the store (default: origin\'s owner/name, else the folder\'s name)'
+complete -c kasava -n '__fish_seen_subcommand_from index' -l ref -r -d 'The ref\'s name in the store (default: --rev, else the branch; CI\'s detached checkouts name their branch here)'
 complete -c kasava -n '__fish_seen_subcommand_from ask' -l help -s h -d 'Print this help message and exit'
 complete -c kasava -n '__fish_seen_subcommand_from ask' -l limit -s n -r -d 'Number of results'
 complete -c kasava -n '__fish_seen_subcommand_from ask' -l lang -r -d 'Only results in this language (e.g. python)'

@@ -27,6 +27,7 @@ _kasava() {
     '--json[Print the summary as JSON on stdout]' \
     '--store[Then publish to this shared PostgreSQL store (a libpq URI or key=value string; default\: KASAVA_STORE, else `store` in your config)]:value:' \
     '--name[The repository'\''s name in the store (default\: origin'\''s owner/name, else the folder'\''s name)]:value:' \
+    '--ref[The ref'\''s name in the store (default\: --rev, else the branch; CI'\''s detached checkouts name their branch here)]:value:' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \

@@ -1,8 +1,9 @@
 // End-to-end: the CI recipes of examples/ (GitHub Actions and GitLab CI) work as written — their
 // kasava steps are cut out of the YAML and run with bash on a fixture repository: index a
 // commit, answers as JSON, the --min-score gate in both directions, the index file answering
-// without the source tree, and identical output for identical inputs. Also `cmake --install`
-// into a temporary prefix, as the CI recipes install kasava.
+// without the source tree, and identical output for identical inputs; their publish steps put
+// the default branch's index into a real PostgreSQL store under the CI's repository and branch
+// names. Also `cmake --install` into a temporary prefix, as the CI recipes install kasava.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "core/util/files.hpp"
 #include "tests/e2e/harness.hpp"
+#include "tests/support/postgres_server.hpp"
 
 using namespace kasava::e2e;
 using kasava::util::JsonValue;
@@ -19,9 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The lines between `# --- kasava steps` and `# --- end of kasava steps ---` of an example
-/// file, without the YAML indentation.
-std::string kasava_steps(const std::string& example) {
+/// The lines between `# --- <part>` and `# --- end of <part> ---` of an example file, without
+/// the YAML indentation.
+std::string kasava_steps(const std::string& example, const std::string& part = "kasava steps") {
   const auto text = kasava::util::read_file(std::string(KASAVA_SOURCE_DIR) + "/examples/" + example);
   REQUIRE(text.ok());
   std::string script;
@@ -30,12 +32,12 @@ std::string kasava_steps(const std::string& example) {
   for (const auto& line : lines_of(*text)) {
     const auto start = line.find_first_not_of(' ');
     const std::string body = start == std::string::npos ? "" : line.substr(start);
-    if (body.rfind("# --- kasava steps", 0) == 0) {
+    if (body.rfind("# --- " + part, 0) == 0) {
       inside = true;
       indent = start;
       continue;
     }
-    if (body.rfind("# --- end of kasava steps", 0) == 0) break;
+    if (body.rfind("# --- end of " + part, 0) == 0) break;
     if (inside) script += (line.size() > indent ? line.substr(indent) : body) + "\n";
   }
   REQUIRE(inside);
@@ -44,8 +46,8 @@ std::string kasava_steps(const std::string& example) {
 }
 
 /// Runs a CI script in `cwd` with kasava on PATH and the commit in the CI's variables.
-RunResult run_ci_script(const std::string& script, const std::string& cwd, const std::string& sha) {
-  RunOptions options;
+RunResult run_ci_script(const std::string& script, const std::string& cwd, const std::string& sha,
+                        RunOptions options = {}) {
   options.cwd = cwd;
   const std::string bin_dir = fs::path(KASAVA_BINARY).parent_path().string();
   const char* path = std::getenv("PATH");
@@ -94,6 +96,55 @@ TEST_CASE("ci examples: the kasava steps of both workflows run on a fixture repo
     CHECK_FALSE(jsonl.empty());
     for (const auto& line : jsonl) CHECK(kasava::util::parse_json(line).ok());
   }
+}
+
+TEST_CASE("ci examples: the publish steps of both workflows put the default branch into the "
+          "team's store under the CI's names", "[store]") {
+  using kasava::test_support::PostgresServer;
+  PostgresServer& server = PostgresServer::shared();
+  const std::string database = server.create_database("ci_example");
+  const std::string uri = server.uri(database);
+  for (const std::string example : {"github-actions.yml", "gitlab-ci.yml"}) {
+    INFO(example);
+    FixtureRepo repo;
+    write_sample_project(repo);
+    const std::string sha = repo.commit_all("sample");
+    const std::string name = example == "github-actions.yml" ? "acme/from-github" : "acme/from-gitlab";
+    RunOptions options;
+    options.set_env("KASAVA_STORE", uri);
+    options.set_env("GITHUB_REPOSITORY", name).set_env("GITHUB_REF_NAME", "trunk");
+    options.set_env("CI_PROJECT_PATH", name).set_env("CI_COMMIT_BRANCH", "trunk");
+    const RunResult run = run_ci_script(kasava_steps(example, "kasava publish steps"), repo.root(), sha, options);
+    INFO(describe(run));
+    REQUIRE(run.exit_code == 0);
+    CHECK(run.out.find(server.password()) == std::string::npos);
+    CHECK(run.err.find(server.password()) == std::string::npos);
+  }
+  FixtureRepo anywhere;
+  const RunResult status = anywhere.kasava({"status", "--store", uri, "--json"});
+  INFO(describe(status));
+  REQUIRE(status.exit_code == 0);
+  const JsonValue document = parse_json_output(status.out);
+  const JsonValue& refs = document["refs"];
+  REQUIRE(refs.size() == 2);
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    CHECK(refs[i]["ref"] == JsonValue("trunk"));
+    CHECK(refs[i]["commit"].as_string().size() == 40);
+  }
+  CHECK(refs[std::size_t{0}]["repository"] == JsonValue("acme/from-github"));
+  CHECK(refs[std::size_t{1}]["repository"] == JsonValue("acme/from-gitlab"));
+}
+
+TEST_CASE("index: --name and --ref without a store are refused before anything is indexed") {
+  FixtureRepo repo;
+  write_sample_project(repo);
+  repo.commit_all("sample");
+  const RunResult run = repo.kasava({"index", "--ref", "main"});
+  INFO(describe(run));
+  CHECK(run.exit_code == 2);
+  CHECK(lines_of(run.err).size() == 1);
+  CHECK(run.err.find("no store is named") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(repo.root()) / ".kasava" / "index.db"));
 }
 
 TEST_CASE("ci examples: the reverse gate fails the job when the forbidden code is there") {
