@@ -212,7 +212,7 @@ TEST_CASE("store keep: an unpublish waits for a publish between its presence che
   CHECK(verified.exit_code == 0);
 }
 
-TEST_CASE("store keep: verify --store finds stale statistics, orphans and damaged blobs; "
+TEST_CASE("store keep: verify --store finds stale statistics, orphans and damaged blobs, "
           "--repair fixes them, and a publish brings back what it removed", "[store]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("verify_store");
@@ -262,7 +262,7 @@ TEST_CASE("store keep: verify --store finds stale statistics, orphans and damage
   CHECK(statistics_drift(database) == 0);
 }
 
-TEST_CASE("store keep: the server stopped mid-publish is exit 2 and one line naming it; the "
+TEST_CASE("store keep: the server stopped mid-publish is exit 2 and one line naming it, the "
           "local index is intact and the next run publishes", "[store]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("stopped");

@@ -109,7 +109,7 @@ TEST_CASE("pgstore maintenance: a removal takes exactly the blobs nothing else r
   CHECK(count(database, "SELECT count(*) FROM refs") == 1);
 }
 
-TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and damaged blobs; "
+TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and damaged blobs, "
           "the repair fixes them", "[pgstore]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("repair");
