@@ -75,6 +75,7 @@ struct ParsedOptions {
   commands::AskCommandOptions ask;
   commands::StatusCommandOptions status;
   commands::VerifyCommandOptions verify;
+  commands::UnpublishCommandOptions unpublish;
   commands::McpCommandOptions mcp;
   commands::ServeCommandOptions serve;
 };
@@ -213,16 +214,40 @@ const std::vector<CommandSpec>& command_table() {
       {"verify", "Check the index for damage and, with --repair, fix it by re-indexing",
        "  kasava verify            # exit 0 sound, 1 damaged\n"
        "  kasava verify --repair   # re-index damaged files, rebuild a damaged index\n"
-       "  kasava verify --json",
-       "",
+       "  kasava verify --json\n"
+       "  kasava verify --store postgresql://db/kasava --repair   # the shared store",
+       "With --store: every snapshot's blobs stored, chunks and vectors as their blob and model\n"
+       "say, the statistics as the chunks give them, and blobs nothing references (not damage).\n"
+       "--repair deletes damaged and unreferenced blobs and recomputes the statistics in one\n"
+       "transaction; a ref missing blobs is kept and named: publish it again.",
        Needs::index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_flag("--repair", o.verify.repair,
                       "Re-index what is wrong (rebuild when the file itself is damaged)");
          app.add_flag("--json", o.verify.json, "Print the report as JSON");
+         app.add_option("--store", o.verify.store,
+                        "Check this shared PostgreSQL store instead (default: KASAVA_STORE when set)");
        },
        [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
          return commands::run_verify(o.verify, c, p);
+       },
+       [](ParsedOptions& o) { return commands::verify_setup(o.verify); }},
+      {"unpublish", "Remove a repository, or one of its refs, from the shared store",
+       "  kasava unpublish --store postgresql://ci@db/kasava org/app               # every ref\n"
+       "  kasava unpublish --store postgresql://ci@db/kasava org/app --ref feature",
+       "Blobs that no remaining snapshot references go in the same transaction, with their\n"
+       "chunks, texts and statistics. Exit 1 when the repository or ref is not in the store.",
+       Needs::index_per_call,
+       [](CLI::App& app, ParsedOptions& o) {
+         app.add_option("repository", o.unpublish.repository, "The repository's name in the store (org/name)")
+             ->required();
+         app.add_option("--ref", o.unpublish.ref, "Remove only this ref (default: every ref and the repository)");
+         app.add_option("--store", o.unpublish.store,
+                        "The shared PostgreSQL store (a libpq URI or key=value string; default: "
+                        "KASAVA_STORE, else `store` in your config)");
+       },
+       [](ParsedOptions& o, commands::Context& c, commands::Prepared&) {
+         return commands::run_unpublish(o.unpublish, c);
        }},
       {"mcp", "Serve search to coding agents: a Model Context Protocol server on stdio",
        "  kasava mcp                            # JSON-RPC on stdin/stdout, logs on stderr\n"

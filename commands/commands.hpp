@@ -22,6 +22,14 @@ namespace kasava::commands {
 struct VerifyCommandOptions {
   bool repair = false;  ///< --repair: re-index what is wrong, rebuild a damaged file
   bool json = false;
+  std::string store;    ///< --store URL: check the shared store instead ("" = KASAVA_STORE, else none)
+};
+
+/// `kasava unpublish`: a repository or one of its refs removed from the shared store.
+struct UnpublishCommandOptions {
+  std::string repository;  ///< org/name, as published
+  std::string ref;         ///< --ref: only this ref; "" = every ref and the repository
+  std::string store;       ///< --store URL; "" = KASAVA_STORE, else `store` in the user's config
 };
 
 /// index's say in its setup (Needs::writable_index): its TARGET, --rev, --rebuild, --dry-run.
@@ -40,8 +48,12 @@ SetupHooks status_setup(const StatusCommandOptions& options);
 ExitStatus run_status(const StatusCommandOptions& options, Context& context, Prepared& prepared);
 /// Serves until stdin ends; every tool call sets up its index again (setup.hpp's prepare).
 ExitStatus run_mcp(const McpCommandOptions& options, Context& context);
+/// verify's say in its setup: with a store (--store or KASAVA_STORE), no local index.
+SetupHooks verify_setup(const VerifyCommandOptions& options);
 /// Checks the index (exit 0 sound, 1 damaged); with --repair re-indexes what is wrong.
 ExitStatus run_verify(const VerifyCommandOptions& options, Context& context, Prepared& prepared);
+/// Removes a repository or ref from the shared store (exit 1 when it is not there).
+ExitStatus run_unpublish(const UnpublishCommandOptions& options, Context& context);
 /// The `status --json` document of an index (`kasava serve`'s /api/status too).
 std::string status_json(Context& context, const QueryTarget& target, const store::Store& store);
 

@@ -59,6 +59,7 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
   summary.files = static_cast<std::int64_t>(files.size());
   summary.blobs = static_cast<std::int64_t>(ids.size());
 
+  shared.hold_publish_lock();  // until the swap: no collection between check and swap
   const std::vector<std::string> present_list = shared.present_blobs(ids, request.model);
   std::unordered_set<std::string> present(present_list.begin(), present_list.end());
   std::vector<pgstore::BlobUpload> batch;

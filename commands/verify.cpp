@@ -1,10 +1,12 @@
 // `kasava verify [--repair]`: checks the index against itself (SQLite and full-text
 // integrity, chunks against files and full-text rows, vectors against the model stamp) and
 // against the repository it was built from; with --repair, re-indexes the files whose rows
-// disagree, or rebuilds the index when the file itself is damaged.
+// disagree, or rebuilds the index when the file itself is damaged. With --store, checks (and
+// repairs) the shared store instead (pgstore::check_store, repair_store).
 #include "commands/commands.hpp"
 #include "commands/index_lock.hpp"
 #include "core/index/verify.hpp"
+#include "core/pgstore/maintenance.hpp"
 #include "core/repo/source.hpp"
 #include "core/util/json.hpp"
 #include "core/util/strings.hpp"
@@ -117,9 +119,119 @@ void repair(Context& context, repo::Source& source, const std::string& index_pat
   finish_index_run(std::move(store), index_path);
 }
 
+// The shared store verify checks: --store, else KASAVA_STORE (as `status --store`).
+std::string verify_store(const VerifyCommandOptions& options) {
+  return !options.store.empty() ? options.store : environment("KASAVA_STORE");
+}
+
+void print_store_text(Output& output, const pgstore::StoreCheck& check) {
+  std::string text = "store " + check.where + ": " + plural(static_cast<std::size_t>(check.refs), "ref") + ", " +
+                     plural(static_cast<std::size_t>(check.blobs), "blob") + ", " +
+                     plural(static_cast<std::size_t>(check.chunks), "chunk") + "\n";
+  if (check.missing.empty()) text += "references: ok\n";
+  for (const auto& missing : check.missing) {
+    text += "missing: " + util::escape_controls(missing.repository + " " + missing.ref) + ": " +
+            plural(static_cast<std::size_t>(missing.blobs), "blob") + " not stored (publish it again)\n";
+  }
+  if (check.damaged_blobs == 0 && check.stray_chunks == 0) text += "blobs: ok\n";
+  if (check.damaged_blobs > 0) {
+    text += "damaged: " + plural(static_cast<std::size_t>(check.damaged_blobs), "blob") +
+            " whose chunks, vectors or text disagree with the blob and its model\n";
+  }
+  if (check.stray_chunks > 0) {
+    text += "damaged: " + plural(static_cast<std::size_t>(check.stray_chunks), "chunk") + " without their blob\n";
+  }
+  if (check.term_stats_wrong == 0 && check.model_stats_wrong == 0) {
+    text += "statistics: ok\n";
+  } else {
+    text += "stale: " + plural(static_cast<std::size_t>(check.term_stats_wrong), "term count") + ", " +
+            plural(static_cast<std::size_t>(check.model_stats_wrong), "model total") + " differ from the chunks\n";
+  }
+  if (check.orphan_blobs == 0 && check.orphan_texts == 0) {
+    text += "orphans: none\n";
+  } else {
+    text += "orphans: " + plural(static_cast<std::size_t>(check.orphan_blobs), "blob") + ", " +
+            plural(static_cast<std::size_t>(check.orphan_texts), "text") +
+            " nothing references (--repair removes them)\n";
+  }
+  output.out(text);
+}
+
+void print_store_json(Output& output, const pgstore::StoreCheck& check, bool repaired) {
+  util::JsonWriter json;
+  json.begin_object();
+  json.key("store").value(check.where);
+  json.key("ok").value(check.sound());
+  json.key("repaired").value(repaired);
+  json.key("refs").value(check.refs);
+  json.key("blobs").value(check.blobs);
+  json.key("chunks").value(check.chunks);
+  json.key("missing").begin_array();
+  for (const auto& missing : check.missing) {
+    json.begin_object();
+    json.key("repository").value(missing.repository);
+    json.key("ref").value(missing.ref);
+    json.key("blobs").value(missing.blobs);
+    json.end_object();
+  }
+  json.end_array();
+  json.key("damaged_blobs").value(check.damaged_blobs);
+  json.key("stray_chunks").value(check.stray_chunks);
+  json.key("term_stats_wrong").value(check.term_stats_wrong);
+  json.key("model_stats_wrong").value(check.model_stats_wrong);
+  json.key("orphan_blobs").value(check.orphan_blobs);
+  json.key("orphan_texts").value(check.orphan_texts);
+  json.end_object();
+  output.out(json.str() + "\n");
+}
+
+// `kasava verify --store URL [--repair]`: exit 0 sound, 1 damaged; a repair that leaves
+// damage (a ref missing blobs, which only a publish can bring) is an error.
+ExitStatus run_store_verify(const VerifyCommandOptions& options, Context& context) {
+  auto opened = pgstore::Store::open(verify_store(options));
+  if (!opened) throw util::Failure(opened.error());
+  pgstore::Store& store = **opened;
+  pgstore::StoreCheck check = pgstore::check_store(store);
+  const bool needs_repair = !check.sound() || check.orphan_blobs > 0 || check.orphan_texts > 0;
+  std::optional<pgstore::StoreRepair> repaired;
+  if (options.repair && needs_repair) {
+    repaired = pgstore::repair_store(store);
+    check = pgstore::check_store(store);
+  }
+  if (options.json) {
+    print_store_json(context.output, check, repaired.has_value());
+  } else {
+    print_store_text(context.output, check);
+    if (repaired) {
+      context.output.out("repaired: " + plural(static_cast<std::size_t>(repaired->blobs_removed), "blob") + ", " +
+                         plural(static_cast<std::size_t>(repaired->chunks_removed), "chunk") + ", " +
+                         plural(static_cast<std::size_t>(repaired->texts_removed), "text") + " removed" +
+                         (repaired->statistics_recomputed ? "; statistics recomputed" : "") + "\n");
+    }
+  }
+  if (check.sound()) return ExitStatus::success;
+  std::string refs;
+  for (const auto& missing : check.missing) refs += (refs.empty() ? "" : ", ") + missing.repository + " " + missing.ref;
+  if (repaired) {
+    context.output.flush();  // the report first
+    throw util::Failure("store at " + check.where + " still damaged after repair" +
+                        (refs.empty() ? std::string() : ": publish again " + refs));
+  }
+  context.output.warning("store is damaged: run `kasava verify --store URL --repair`" +
+                         (refs.empty() ? std::string() : ", then publish again " + refs));
+  return ExitStatus::no_result;
+}
+
 } // namespace
 
+SetupHooks verify_setup(const VerifyCommandOptions& options) {
+  SetupHooks hooks;
+  if (!verify_store(options).empty()) hooks.needs = Needs::index_per_call;
+  return hooks;
+}
+
 ExitStatus run_verify(const VerifyCommandOptions& options, Context& context, Prepared& prepared) {
+  if (!verify_store(options).empty()) return run_store_verify(options, context);
   const QueryTarget& target = prepared.target;
   std::unique_ptr<repo::Source> source;
   bool partial = false;

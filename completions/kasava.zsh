@@ -7,6 +7,7 @@ _kasava() {
     'ask:Find the places in the code that answer a question'
     'status:Show what the index holds and whether it is up to date'
     'verify:Check the index for damage and, with --repair, fix it by re-indexing'
+    'unpublish:Remove a repository, or one of its refs, from the shared store'
     'mcp:Serve search to coding agents\: a Model Context Protocol server on stdio'
     'serve:Serve the index over HTTP\: a JSON API for people, scripts and agents'
   )
@@ -88,6 +89,24 @@ _kasava() {
     '-h[Print this help message and exit]' \
     '--repair[Re-index what is wrong (rebuild when the file itself is damaged)]' \
     '--json[Print the report as JSON]' \
+    '--store[Check this shared PostgreSQL store instead (default\: KASAVA_STORE when set)]:value:' \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
+    '--version[Display program version information and exit]' \
+    '-V[Display program version information and exit]' \
+    '-C[Run as if started in PATH (relative paths in other options are then relative to it), or in the clone of URL that `kasava index URL` made]:value:' \
+    '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
+    '--color[When to use colour\: auto, always, never]:value:' \
+    '--quiet[No progress and no warnings on stderr]' \
+    '-q[No progress and no warnings on stderr]' \
+    '*:file:_files' ;;
+  unpublish)
+    _arguments \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
+    '--ref[Remove only this ref (default\: every ref and the repository)]:value:' \
+    '--store[The shared PostgreSQL store (a libpq URI or key=value string; default\: KASAVA_STORE, else `store` in your config)]:value:' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \

@@ -286,6 +286,12 @@ util::Status Store::create_schema_version(const std::string& conninfo, int versi
   return util::ok_status();
 }
 
+void Store::hold_publish_lock() {
+  if (m_publish_lock) return;
+  m_connection->exec("SELECT pg_advisory_lock_shared($1)", {Param::text(std::to_string(k_collect_lock))});
+  m_publish_lock = true;
+}
+
 std::vector<std::string> Store::present_blobs(const std::vector<std::string>& blob_ids,
                                               const std::string& model) {
   const Rows rows = m_connection->exec(
@@ -404,6 +410,15 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
 }
 
 SwapResult Store::swap_snapshot(const Snapshot& snapshot) {
+  const SwapResult result = swap(snapshot);
+  if (m_publish_lock) {
+    m_connection->exec("SELECT pg_advisory_unlock_shared($1)", {Param::text(std::to_string(k_collect_lock))});
+    m_publish_lock = false;
+  }
+  return result;
+}
+
+SwapResult Store::swap(const Snapshot& snapshot) {
   Connection& c = *m_connection;
   const std::int16_t model_number = model_id(c, snapshot.model);
   std::vector<SnapshotFile> files = snapshot.files;

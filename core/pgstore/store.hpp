@@ -24,6 +24,12 @@ class Connection;
 /// stored chunks when a version 1 store is upgraded.
 inline constexpr int k_schema_version = 2;
 
+/// The advisory lock between publishers and the collector of unreferenced blobs
+/// (maintenance.hpp): a publisher holds it shared from its presence check to its swap, so
+/// blobs it found present are still there when its snapshot starts referencing them; the
+/// collector takes it exclusively for its transaction.
+inline constexpr std::int64_t k_collect_lock = 0x6b61736176610002;
+
 /// One chunk of a blob to publish: its metadata and text (for its terms), its binary code and
 /// its stored values (store::pack_values' bytes) when the index has a vector for it.
 struct ChunkUpload {
@@ -103,6 +109,9 @@ public:
   /// "host:port" of the server, for messages.
   const std::string& where() const;
 
+  /// Takes k_collect_lock shared for this session (waiting while a collection runs), until
+  /// swap_snapshot commits or the connection ends: call it before present_blobs.
+  void hold_publish_lock();
   /// The ids among `blob_ids` (40 hex) that the store holds for `model`, in one query.
   std::vector<std::string> present_blobs(const std::vector<std::string>& blob_ids,
                                          const std::string& model);
@@ -116,10 +125,14 @@ public:
   SwapResult swap_snapshot(const Snapshot& snapshot);
 
   StoreStatus status();
+  /// The connection, for the maintenance queries (maintenance.hpp).
+  Connection& connection() { return *m_connection; }
 
 private:
   explicit Store(std::unique_ptr<Connection> connection);
+  SwapResult swap(const Snapshot& snapshot);
   std::unique_ptr<Connection> m_connection;
+  bool m_publish_lock = false;
 };
 
 /// A tsvector literal of a chunk's kasava tokens (util::for_each_code_token), weighted by

@@ -64,7 +64,7 @@ void write_project(const FixtureRepo& repo, const std::string& extra_name, const
 
 } // namespace
 
-TEST_CASE("store: two repositories and two branches of one are published; the second branch "
+TEST_CASE("store: two repositories and two branches of one are published, the second branch "
           "sends only its changed blob", "[store]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("two_repos");
@@ -235,7 +235,7 @@ TEST_CASE("store: concurrent publishes of one repository both succeed, one of th
   CHECK(count(database, "SELECT count(*) FROM blobs") == 121);
 }
 
-TEST_CASE("store: a wrong password or an unreachable server is one line and exit 2; the local "
+TEST_CASE("store: a wrong password or an unreachable server is one line and exit 2, the local "
           "index is updated", "[store]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("faults");
@@ -283,7 +283,7 @@ TEST_CASE("store: a wrong password or an unreachable server is one line and exit
   CHECK(status.err.find(wrong) == std::string::npos);
 }
 
-TEST_CASE("store: a publish killed before its swap leaves the old snapshot; the next run "
+TEST_CASE("store: a publish killed before its swap leaves the old snapshot, the next run "
           "completes it without sending again", "[store]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("killed");

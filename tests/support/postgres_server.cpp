@@ -211,18 +211,32 @@ void PostgresServer::start() {
   if (made.status != 0) throw std::runtime_error(describe(initdb, made));
   std::filesystem::remove(password_file);
 
-  const std::string log = m_root + "/log";
   for (int attempt = 1;; ++attempt) {
     m_port = free_port();
-    const std::string settings =
-        "-c listen_addresses=127.0.0.1 -p " + std::to_string(m_port) + " -k " + m_root +
-        " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60";
-    const std::vector<std::string> start = unprivileged(
-        {program(m_bin, "pg_ctl"), "start", "-D", data, "-l", log, "-w", "-t", "60", "-s", "-o", settings});
-    const Outcome started = run(start);
-    if (started.status == 0) return;
-    if (attempt == 3) throw std::runtime_error(describe(start, started) + "\n" + read_text(log));
+    if (launch()) return;
+    if (attempt == 3) throw std::runtime_error("PostgreSQL did not start:\n" + read_text(m_root + "/log"));
   }
+}
+
+bool PostgresServer::launch() {
+  const std::string settings =
+      "-c listen_addresses=127.0.0.1 -p " + std::to_string(m_port) + " -k " + m_root +
+      " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60";
+  const std::vector<std::string> start =
+      unprivileged({program(m_bin, "pg_ctl"), "start", "-D", m_root + "/data", "-l", m_root + "/log", "-w",
+                    "-t", "60", "-s", "-o", settings});
+  return run(start).status == 0;
+}
+
+void PostgresServer::stop() {
+  const std::vector<std::string> stop =
+      unprivileged({program(m_bin, "pg_ctl"), "stop", "-D", m_root + "/data", "-m", "fast", "-w", "-s"});
+  const Outcome stopped = run(stop);
+  if (stopped.status != 0) throw std::runtime_error(describe(stop, stopped));
+}
+
+void PostgresServer::resume() {
+  if (!launch()) throw std::runtime_error("PostgreSQL did not start again:\n" + read_text(m_root + "/log"));
 }
 
 std::string PostgresServer::create_database(const std::string& prefix) {

@@ -34,6 +34,11 @@ public:
   /// key=value connection string over the unix socket, with the password.
   std::string socket_conninfo(const std::string& database) const;
 
+  /// Stops the server (pg_ctl stop -m fast: every session is ended), for tests of a server
+  /// that goes away; resume() starts it again on the same port with the same data.
+  void stop();
+  void resume();
+
   /// Runs SQL with psql in `database`; returns its output (unaligned, tuples only, trimmed).
   /// Throws std::runtime_error with psql's output when it fails.
   std::string psql(const std::string& database, const std::string& sql) const;
@@ -41,6 +46,7 @@ public:
 private:
   PostgresServer();
   void start();
+  bool launch();  // pg_ctl start on m_port; false when it failed
   std::string m_root;      // the temporary folder: data/, the socket, the log
   std::string m_dir;       // = m_root (socket folder)
   std::string m_bin;       // PostgreSQL's bin folder
