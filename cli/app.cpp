@@ -18,6 +18,7 @@
 #include "cli/generate.hpp"
 #include "commands/commands.hpp"
 #include "commands/interrupt.hpp"
+#include "core/util/secrets.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::cli {
@@ -299,8 +300,10 @@ const std::vector<CommandSpec>& command_table() {
 
 void print_error(const std::string& message) {
   std::fflush(stdout);
-  // Errors quote file names and libraries' messages: one line, nothing a terminal obeys.
-  std::fprintf(stderr, "kasava: error: %s\n", util::escape_controls(message).c_str());
+  // Errors quote file names, libraries' messages and what was typed (a mistyped option's
+  // value may be a connection string): one line, nothing a terminal obeys, no password.
+  std::fprintf(stderr, "kasava: error: %s\n",
+               util::escape_controls(util::redact_credentials(message)).c_str());
 }
 
 // The first word that is neither an option nor an option's value, or "" (the command).

@@ -4,6 +4,7 @@
 // this runs on every file an index reads.
 #include "core/util/secrets.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -405,6 +406,59 @@ std::string_view secret_rule(std::string_view path, std::string_view content) {
 
 bool looks_like_secret(std::string_view path, std::string_view content) {
   return !secret_rule(path, content).empty();
+}
+
+std::string redact_credentials(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // scheme://user:password@host — the authority ends at '/', '?', '#' or a space.
+    if (text.compare(i, 3, "://") == 0) {
+      out += "://";
+      i += 3;
+      std::size_t end = i;
+      while (end < text.size() && text[end] != '/' && text[end] != '?' && text[end] != '#' &&
+             !is_space(text[end])) {
+        ++end;
+      }
+      const std::string_view authority = text.substr(i, end - i);
+      const std::size_t at = authority.rfind('@');
+      const std::size_t colon = at == std::string_view::npos ? at : authority.substr(0, at).find(':');
+      if (colon != std::string_view::npos) {
+        out.append(authority.substr(0, colon + 1));
+        out += "***";
+        out.append(authority.substr(at));
+      } else {
+        out.append(authority);
+      }
+      i = end;
+      continue;
+    }
+    // password=value, password = 'quoted value', ?password=value&…
+    if (text.size() - i >= 8 && to_lower(text.substr(i, 8)) == "password") {
+      std::size_t j = i + 8;
+      while (j < text.size() && is_space(text[j])) ++j;
+      if (j < text.size() && text[j] == '=') {
+        ++j;
+        while (j < text.size() && is_space(text[j])) ++j;
+        out.append(text.substr(i, j - i));
+        out += "***";
+        if (j < text.size() && text[j] == '\'') {
+          ++j;
+          while (j < text.size() && text[j] != '\'') j += text[j] == '\\' ? 2 : 1;
+          i = std::min(j + 1, text.size());
+        } else {
+          while (j < text.size() && !is_space(text[j]) && text[j] != '&' && text[j] != ';') ++j;
+          i = j;
+        }
+        continue;
+      }
+    }
+    out += text[i++];
+  }
+  return out;
 }
 
 }  // namespace kasava::util

@@ -3,6 +3,7 @@
 // credential shape (private keys, cloud and provider keys, passwords in URLs and config).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace kasava::util {
@@ -32,5 +33,11 @@ std::string_view secret_rule(std::string_view path, std::string_view content);
 
 /// `!secret_rule(path, content).empty()`.
 bool looks_like_secret(std::string_view path, std::string_view content);
+
+/// `text` with the passwords of connection strings and URLs replaced by "***": the password of
+/// `scheme://user:password@host` and the value of every `password=…` (libpq's key=value form,
+/// quoted or not, and a URI's `?password=` parameter; any case, `PGPASSWORD=` too). For
+/// messages that may quote what the user typed (a mistyped option's value, a bad argument).
+std::string redact_credentials(std::string_view text);
 
 }  // namespace kasava::util

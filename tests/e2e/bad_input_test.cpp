@@ -335,3 +335,19 @@ TEST_CASE("an index file that is empty or a directory is an error naming it") {
   const RunResult empty_status = run_kasava({"--index", dir.path("empty.db"), "status"}, options);
   check_one_line_error(empty_status);
 }
+
+TEST_CASE("cli: a mistyped command that quotes a connection string never prints its password") {
+  TempDir dir;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"status", "postgresql://ci:hunter2secret@127.0.0.1:1/kasava"},
+        std::vector<std::string>{"index", "--threads", "password=hunter2secret"},
+        std::vector<std::string>{"ask", "--storee", "host=db password=hunter2secret", "query"}}) {
+    RunOptions options;
+    options.cwd = dir.path();
+    const RunResult run = run_kasava(args, options);
+    check_one_line_error(run);
+    CHECK(run.err.find("hunter2secret") == std::string::npos);
+    // The first two messages quote the value typed: with its password hidden.
+    if (args[0] != "ask") CHECK(run.err.find("***") != std::string::npos);
+  }
+}

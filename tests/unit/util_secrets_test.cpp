@@ -236,3 +236,20 @@ TEST_CASE("util::secret_rule finds password and token assignments in config file
     CHECK(secret_rule("values.yaml", text) == "");
   }
 }
+
+TEST_CASE("util::redact_credentials hides the passwords of URLs and connection strings") {
+  using kasava::util::redact_credentials;
+  CHECK(redact_credentials("not expected: postgresql://ci:hunter2x@db.example.com:5432/kasava --store") ==
+        "not expected: postgresql://ci:***@db.example.com:5432/kasava --store");
+  CHECK(redact_credentials("https://user:p%40ss@host/path?x=1") == "https://user:***@host/path?x=1");
+  CHECK(redact_credentials("host=db password=hunter2x dbname=k") == "host=db password=*** dbname=k");
+  CHECK(redact_credentials("host=db password = 'two words\\' here' user=ci") == "host=db password = *** user=ci");
+  CHECK(redact_credentials("postgresql://db/k?sslmode=require&password=hunter2x&user=ci") ==
+        "postgresql://db/k?sslmode=require&password=***&user=ci");
+  CHECK(redact_credentials("PGPASSWORD=hunter2x kasava") == "PGPASSWORD=*** kasava");
+  // Nothing to hide: unchanged.
+  CHECK(redact_credentials("postgresql://ci@db/kasava and https://example.com/a:b") ==
+        "postgresql://ci@db/kasava and https://example.com/a:b");
+  CHECK(redact_credentials("the password is required") == "the password is required");
+  CHECK(redact_credentials("password=") == "password=***");
+}
