@@ -38,7 +38,7 @@ void check_error(const RunResult& run) {
 }  // namespace
 
 TEST_CASE(
-    "ask: from a subdirectory, finds the index by walking up; paths stay relative to the root") {
+    "ask: from a subdirectory, finds the index by walking up, and paths stay relative to the root") {
   FixtureRepo repo;
   index_sample_project(repo);
   RunOptions deep;

@@ -184,7 +184,7 @@ TEST_CASE("rebuild: asks during a rebuild answer from the complete index until t
   WARN("rebuild: " << asks << " asks, " << asks_while_rebuilding << " while the rebuild ran");
 }
 
-TEST_CASE("rebuild: killed midway, the old index stays whole and answering; the next run cleans up") {
+TEST_CASE("rebuild: killed midway, the old index stays whole and answering, and the next run cleans up") {
   FixtureRepo repo;
   const TempDir scratch("rebuild");
   write_many_files(repo, k_files, 0);

@@ -178,7 +178,7 @@ private:
 
 }  // namespace
 
-TEST_CASE("serve: every endpoint; /api/search is the ask --json document; one log line per request") {
+TEST_CASE("serve: every endpoint, /api/search is the ask --json document, one log line per request") {
   FixtureRepo repo;
   write_project(repo);
   Server server(repo, {});
@@ -320,7 +320,7 @@ TEST_CASE("serve: a per-client rate limit answers 429 with Retry-After") {
   CHECK(get(port, "/healthz").status == 200);  // not counted
 }
 
-TEST_CASE("serve: tokens — 401 without or with a wrong one; limited by repository globs; never logged") {
+TEST_CASE("serve: tokens — 401 without or with a wrong one, limited by repository globs, never logged") {
   FixtureRepo repo;
   write_project(repo);
   TempDir secrets("tokens");
@@ -386,7 +386,7 @@ TEST_CASE("serve: Host and Origin that are not this server's are refused with 40
   CHECK(get(port, "/api/search?q=retry", {{"Origin", "http://127.0.0.1:" + p}}).status == 200);
 }
 
-TEST_CASE("serve: a non-loopback address needs a token file or --insecure-no-auth (with a warning); --allow-host") {
+TEST_CASE("serve: a non-loopback address needs a token file or --insecure-no-auth (with a warning), and --allow-host") {
   FixtureRepo repo;
   write_project(repo);
   const RunResult refused = repo.kasava({"serve", "--listen", "0.0.0.0:0"});

@@ -77,7 +77,7 @@ TEST_CASE("httpd::HttpServer hands the handler the request's method, path, query
   (*server)->stop(std::chrono::milliseconds(1000));
 }
 
-TEST_CASE("httpd::HttpServer streams a body chunk by chunk; stop() ends an open stream") {
+TEST_CASE("httpd::HttpServer streams a body chunk by chunk, and stop() ends an open stream") {
   std::mutex mutex;
   std::condition_variable changed;
   int released = 0;  // chunks the test lets the producer send
