@@ -310,8 +310,8 @@ std::vector<store::ChunkRecord> StoreSource::chunks_by_id(const std::vector<std:
       std::string text;
       for (int line = std::max(chunk.start_line, 1); line <= chunk.end_line && line <= static_cast<int>(split.size());
            ++line) {
+        if (!text.empty() || line > std::max(chunk.start_line, 1)) text += '\n';
         text.append(split[static_cast<std::size_t>(line - 1)]);
-        text += '\n';
       }
       chunk.text = std::move(text);
     } else {

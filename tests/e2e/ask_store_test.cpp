@@ -36,9 +36,9 @@ void publish(const FixtureRepo& repo, const std::string& uri, const std::string&
 }
 
 const char* const k_billing =
-    "def compute_invoice_total(items):\n"
-    "    \"\"\"Sums the invoice lines with their tax.\"\"\"\n"
-    "    return sum(item.price * (1 + item.tax) for item in items)\n";
+    "def reconcile_ledger_entries(entries, statement):\n"
+    "    \"\"\"Reconciles the ledger entries against the bank statement.\"\"\"\n"
+    "    return [entry for entry in entries if entry not in statement]\n";
 
 // The sample project with billing.py, committed.
 void write_app(const FixtureRepo& repo) {
@@ -102,19 +102,19 @@ TEST_CASE("ask --store: every repository's latest ref, with --repo and --ref; a 
   Organisation org("ask_all");
 
   // All repositories, asked from a folder that is no repository: acme/app's latest ref is feature.
-  const util::JsonValue all = ask_json(org.nowhere, org.uri, {"invoice total tax"});
-  check_ask_schema(all, "invoice total tax", nullptr);
+  const util::JsonValue all = ask_json(org.nowhere, org.uri, {"reconcile ledger bank statement"});
+  check_ask_schema(all, "reconcile ledger bank statement", nullptr);
   const util::JsonValue& results = all["results"];
   REQUIRE(results.size() >= 1);
   CHECK(results[0]["path"].as_string() == "billing.py");
   CHECK(holders_of(results[0]) == "acme/app@feature other/app-fork@main");
-  CHECK(results[0]["snippet"].as_string().find("compute_invoice_total") != std::string::npos);
+  CHECK(results[0]["snippet"].as_string().find("reconcile_ledger_entries") != std::string::npos);
   for (std::size_t i = 0; i < results.size(); ++i) {  // collapsed: billing.py once
-    if (i > 0) CHECK(results[i]["symbol"].as_string() != "compute_invoice_total");
+    if (i > 0) CHECK(results[i]["symbol"].as_string() != "reconcile_ledger_entries");
   }
 
   // --ref main: the three repositories' main.
-  const util::JsonValue main = ask_json(org.nowhere, org.uri, {"invoice total tax", "--ref", "main"});
+  const util::JsonValue main = ask_json(org.nowhere, org.uri, {"reconcile ledger bank statement", "--ref", "main"});
   REQUIRE(main["results"].size() >= 1);
   CHECK(holders_of(main["results"][0]) == "acme/app@main other/app-fork@main");
   const util::JsonValue feature = ask_json(org.nowhere, org.uri, {"feature flag enabled", "--ref", "main"});
@@ -127,7 +127,7 @@ TEST_CASE("ask --store: every repository's latest ref, with --repo and --ref; a 
   CHECK(holders_of(on_feature["results"][0]) == "acme/app@feature");
 
   // --repo: the fork alone, then the library alone.
-  const util::JsonValue fork = ask_json(org.nowhere, org.uri, {"invoice total tax", "--repo", "other/*"});
+  const util::JsonValue fork = ask_json(org.nowhere, org.uri, {"reconcile ledger bank statement", "--repo", "other/*"});
   REQUIRE(fork["results"].size() >= 1);
   for (std::size_t i = 0; i < fork["results"].size(); ++i) {
     CHECK(fork["results"][i]["repository"].as_string() == "other/app-fork");
@@ -148,17 +148,17 @@ TEST_CASE("ask --store: every repository's latest ref, with --repo and --ref; a 
   RunOptions terminal;
   terminal.stdout_mode = StdoutMode::terminal;
   terminal.set_env("NO_COLOR", "1");
-  const RunResult grouped = run_checked(org.nowhere, {"ask", "--store", org.uri, "invoice total"}, terminal);
+  const RunResult grouped = run_checked(org.nowhere, {"ask", "--store", org.uri, "reconcile ledger"}, terminal);
   CHECK(grouped.exit_code == 0);
   CHECK(grouped.out.find("== acme/app@feature ==") != std::string::npos);
   CHECK(grouped.out.find("also in other/app-fork@main") != std::string::npos);
-  const RunResult piped = run_checked(org.nowhere, {"ask", "--store", org.uri, "invoice total"});
+  const RunResult piped = run_checked(org.nowhere, {"ask", "--store", org.uri, "reconcile ledger"});
   CHECK(piped.out.find("acme/app@feature:billing.py:1-3") != std::string::npos);
 }
 
 TEST_CASE("ask --store: the store's top file is the local index's", "[store][ask_store]") {
   Organisation org("ask_same");
-  for (const std::string query : {"invoice total tax", "feature flag enabled", "compute_invoice_total"}) {
+  for (const std::string query : {"reconcile ledger bank statement", "feature flag enabled", "reconcile_ledger_entries"}) {
     const RunResult local = run_checked(org.app, {"ask", "--json", query});
     REQUIRE(local.exit_code == 0);
     const util::JsonValue local_results = parse_json_output(local.out)["results"];
