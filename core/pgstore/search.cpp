@@ -60,6 +60,8 @@ std::string or_query(const std::vector<std::string>& terms) {
 
 // BM25's k1 and b, as FTS5's bm25() (and core/store's kasava_bm25) has them: the SQL score
 // only chooses which candidates to send, core/search ranks them with the same numbers.
+// A matching chunk's tsvector is cut to the query's lexemes (ts_delete of all the others,
+// in C) before it is expanded into rows: expanding all of it cost twice the whole query.
 constexpr const char* k_match_sql = R"sql(
 WITH q AS (
   SELECT t.term, ln(greatest((ms.chunks - coalesce(s.chunks, 0) + 0.5) / (coalesce(s.chunks, 0) + 0.5), 1.000001)) AS idf
@@ -73,10 +75,10 @@ m AS (
          (SELECT count(*) FILTER (WHERE w = 'B') FROM unnest(u.weights) w) AS nb,
          (SELECT count(*) FILTER (WHERE w = 'C') FROM unnest(u.weights) w) AS nc,
          (SELECT count(*) FILTER (WHERE w = 'D') FROM unnest(u.weights) w) AS nd
-  FROM chunks c CROSS JOIN LATERAL unnest(c.terms) AS u
+  FROM chunks c
+  CROSS JOIN LATERAL unnest(ts_delete(c.terms, tsvector_to_array(ts_delete(c.terms, $3::text[])))) AS u
   WHERE c.model_id = $1 AND c.terms @@ $4::tsquery
-    AND c.blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]))
-    AND u.lexeme = ANY($3::text[])),
+    AND c.blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]))),
 f AS (SELECT m.*, na * $5::float8 + nb * $6::float8 + nc * $7::float8 + nd * $8::float8 AS f FROM m)
 SELECT encode(f.blob_id, 'hex'), f.ordinal, f.length,
        string_agg(f.lexeme || ' ' || na || ' ' || nb || ' ' || nc || ' ' || nd, E'\n'),
