@@ -62,31 +62,39 @@ std::string or_query(const std::vector<std::string>& terms) {
 // only chooses which candidates to send, core/search ranks them with the same numbers.
 // A matching chunk's tsvector is cut to the query's lexemes (ts_delete of all the others,
 // in C) before it is expanded into rows: expanding all of it cost twice the whole query.
+// Counts and IDF are float8 and counted by array_positions: numeric arithmetic and a
+// subquery per row were half of it again. Only the best `limit` chunks get their counts
+// spelled out as text.
 constexpr const char* k_match_sql = R"sql(
 WITH q AS (
-  SELECT t.term, ln(greatest((ms.chunks - coalesce(s.chunks, 0) + 0.5) / (coalesce(s.chunks, 0) + 0.5), 1.000001)) AS idf
+  SELECT t.term,
+         ln(greatest((ms.chunks - coalesce(s.chunks, 0) + 0.5)::float8 / (coalesce(s.chunks, 0) + 0.5), 1.000001)) AS idf
   FROM unnest($3::text[]) AS t(term)
   JOIN model_stats ms ON ms.model_id = $1
   LEFT JOIN term_stats s ON s.model_id = $1 AND s.term = t.term),
 average AS (SELECT greatest(tokens::float8 / greatest(chunks, 1), 1) AS a FROM model_stats WHERE model_id = $1),
 m AS (
   SELECT c.blob_id, c.ordinal, c.length, u.lexeme,
-         (SELECT count(*) FILTER (WHERE w = 'A') FROM unnest(u.weights) w) AS na,
-         (SELECT count(*) FILTER (WHERE w = 'B') FROM unnest(u.weights) w) AS nb,
-         (SELECT count(*) FILTER (WHERE w = 'C') FROM unnest(u.weights) w) AS nc,
-         (SELECT count(*) FILTER (WHERE w = 'D') FROM unnest(u.weights) w) AS nd
+         coalesce(cardinality(array_positions(u.weights, 'A')), 0) AS na,
+         coalesce(cardinality(array_positions(u.weights, 'B')), 0) AS nb,
+         coalesce(cardinality(array_positions(u.weights, 'C')), 0) AS nc,
+         coalesce(cardinality(array_positions(u.weights, 'D')), 0) AS nd
   FROM chunks c
   CROSS JOIN LATERAL unnest(ts_delete(c.terms, tsvector_to_array(ts_delete(c.terms, $3::text[])))) AS u
   WHERE c.model_id = $1 AND c.terms @@ $4::tsquery
     AND c.blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]))),
-f AS (SELECT m.*, na * $5::float8 + nb * $6::float8 + nc * $7::float8 + nd * $8::float8 AS f FROM m)
-SELECT encode(f.blob_id, 'hex'), f.ordinal, f.length,
-       string_agg(f.lexeme || ' ' || na || ' ' || nb || ' ' || nc || ' ' || nd, E'\n'),
-       sum(q.idf * f.f * 2.2 / (f.f + 1.2 * (0.25 + 0.75 * f.length / average.a))) AS score
-FROM f JOIN q ON q.term = f.lexeme CROSS JOIN average
-GROUP BY f.blob_id, f.ordinal, f.length
+f AS (SELECT m.*, na * $5::float8 + nb * $6::float8 + nc * $7::float8 + nd * $8::float8 AS f FROM m),
+best AS (
+  SELECT f.blob_id, f.ordinal, sum(q.idf * f.f * 2.2 / (f.f + 1.2 * (0.25 + 0.75 * f.length / average.a))) AS score
+  FROM f JOIN q ON q.term = f.lexeme CROSS JOIN average
+  GROUP BY f.blob_id, f.ordinal
+  ORDER BY score DESC, f.blob_id, f.ordinal
+  LIMIT $9)
+SELECT encode(f.blob_id, 'hex'), f.ordinal, min(f.length),
+       string_agg(f.lexeme || ' ' || na || ' ' || nb || ' ' || nc || ' ' || nd, E'\n'), min(best.score) AS score
+FROM best JOIN f ON f.blob_id = best.blob_id AND f.ordinal = best.ordinal
+GROUP BY f.blob_id, f.ordinal
 ORDER BY score DESC, 1, 2
-LIMIT $9
 )sql";
 
 constexpr const char* k_nearest_sql = R"sql(
