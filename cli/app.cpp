@@ -148,7 +148,8 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava ask \"retry backoff\" --lang go --path 'internal/**' --limit 5\n"
        "  kasava ask parseConfig --json --min-score 0.5   # exit 1 when nothing matches\n"
        "  kasava ask \"undo the last change\" --mode semantic\n"
-       "  kasava ask \"how are retries limited?\" --answer --answer-model anthropic:claude-sonnet-4-5",
+       "  kasava ask \"how are retries limited?\" --answer --answer-model anthropic:claude-sonnet-4-5\n"
+       "  kasava ask --store postgresql://db/kasava \"validate jwt\" --repo 'org/*' --ref main",
        "Scores are in (0, 1], higher is better, never rise down the list and mean the\n"
        "same for every query, so --min-score can gate a CI job:\n"
        "  lexical   bm25 / (bm25 + 8): 0.5 is a BM25 score of 8\n"
@@ -161,7 +162,13 @@ const std::vector<CommandSpec>& command_table() {
        "            and its kind (tests, docs, examples, build files and generated files\n"
        "            rank lower unless the query names that kind)\n"
        "Chunks named exactly as an identifier of the query (parseConfig) come first; the\n"
-       "first screen shows several files before a second place of one.",
+       "first screen shows several files before a second place of one.\n"
+       "With --store (or KASAVA_STORE), a shared PostgreSQL store is searched instead, with the\n"
+       "same ranking and no repository or index here: every repository's latest published ref\n"
+       "(--repo GLOB, repeatable, keeps the repositories it matches; --ref REF takes that ref of\n"
+       "each). Results name their repository and ref (JSON: `repository`, `ref`, and `also_in`\n"
+       "listing the other repository@ref holding the same file, such as a fork), grouped by\n"
+       "repository on a terminal; snippets come from the store.",
        Needs::fresh_index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("query", o.ask.query, "The question, in words or identifiers")
@@ -191,6 +198,13 @@ const std::vector<CommandSpec>& command_table() {
                         "openai:<model> (OPENAI_API_KEY, KASAVA_OPENAI_BASE_URL); also "
                         "KASAVA_ANSWER_MODEL");
          app.add_flag("--no-refresh", o.ask.no_refresh, "Do not update the index before searching");
+         app.add_option("--store", o.ask.store,
+                        "Search this shared PostgreSQL store (a libpq URI or key=value string; "
+                        "default: KASAVA_STORE, else the local index)");
+         app.add_option("--repo", o.ask.repositories,
+                        "With --store: only repositories whose name matches this glob (repeatable)");
+         app.add_option("--ref", o.ask.ref,
+                        "With --store: this ref of each repository (default: its latest publish)");
        },
        [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
          return commands::run_ask(o.ask, c, p);

@@ -46,6 +46,14 @@ add_library(kasava_zstd INTERFACE)
 target_include_directories(kasava_zstd SYSTEM INTERFACE ${KASAVA_ZSTD_INCLUDE})
 target_link_libraries(kasava_zstd INTERFACE ${KASAVA_STATIC_ZSTD})
 
+# libstemmer (Snowball), from Debian's static archive: Porter stems for the shared store's terms
+# (core/util/stem.cpp only).
+find_path(KASAVA_STEMMER_INCLUDE libstemmer.h REQUIRED)
+find_library(KASAVA_STATIC_STEMMER NAMES libstemmer.a REQUIRED)
+add_library(kasava_stemmer INTERFACE)
+target_include_directories(kasava_stemmer SYSTEM INTERFACE ${KASAVA_STEMMER_INCLUDE})
+target_link_libraries(kasava_stemmer INTERFACE ${KASAVA_STATIC_STEMMER})
+
 # nlohmann-json (header only): reads and escapes JSON in core/util/json*.cpp only.
 find_package(nlohmann_json 3 REQUIRED)
 

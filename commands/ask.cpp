@@ -13,7 +13,10 @@
 
 #include "commands/answer.hpp"
 #include "commands/commands.hpp"
+#include "core/pgstore/search.hpp"
+#include "core/search/pg_source.hpp"
 #include "core/search/search.hpp"
+#include "core/util/glob.hpp"
 #include "core/util/json.hpp"
 #include "core/util/strings.hpp"
 #include "core/util/tokenize.hpp"
@@ -42,6 +45,15 @@ void write_result(util::JsonWriter& json, const search::SearchHit& hit) {
   json.key("score").value(hit.score);
   json.key("mode").value(search::mode_name(hit.mode));
   json.key("snippet").value(chunk.text);
+  if (!hit.origin.repository.empty()) {  // a shared store's result
+    json.key("repository").value(hit.origin.repository);
+    json.key("ref").value(hit.origin.ref);
+    if (!hit.origin.also_in.empty()) {
+      json.key("also_in").begin_array();
+      for (const auto& holder : hit.origin.also_in) json.value(holder);
+      json.end_array();
+    }
+  }
   json.end_object();
 }
 
@@ -93,14 +105,22 @@ std::string highlight(std::string_view line, const std::set<std::string>& terms,
 /// Whether each place names its file (`path:12-40`) or sits under a heading for the file.
 enum class Heading { per_place, per_file };
 
+// "repository@ref" of a shared store's result, "" for a local one.
+std::string origin_name(const search::SearchHit& hit) {
+  return hit.origin.repository.empty() ? std::string() : hit.origin.repository + "@" + hit.origin.ref;
+}
+
 std::string format_hit(const search::SearchHit& hit, const std::set<std::string>& terms,
                        const Output& output, Heading heading) {
   const auto& chunk = hit.record.chunk;
   // Paths, names and code come from the repository: their control characters are shown, not
   // sent to the terminal (JSON output escapes them its own way).
-  std::string text = heading == Heading::per_place
-                         ? output.paint(util::escape_controls(hit.record.path), Style::path) + ":"
-                         : "";
+  std::string text;
+  if (heading == Heading::per_place) {
+    const std::string origin = origin_name(hit);
+    if (!origin.empty()) text = output.paint(util::escape_controls(origin), Style::kind) + ":";
+    text += output.paint(util::escape_controls(hit.record.path), Style::path) + ":";
+  }
   text += output.paint(std::to_string(chunk.start_line) + "-" + std::to_string(chunk.end_line),
                        heading == Heading::per_file ? Style::line_number : Style::plain);
   text += "  ";
@@ -113,6 +133,11 @@ std::string format_hit(const search::SearchHit& hit, const std::set<std::string>
   char score[32];
   std::snprintf(score, sizeof score, "  (%.2f)", hit.score);
   text += output.paint(score, Style::score);
+  if (!hit.origin.also_in.empty()) {
+    std::string holders;
+    for (const auto& holder : hit.origin.also_in) holders += (holders.empty() ? "" : ", ") + holder;
+    text += output.paint("  also in " + util::escape_controls(holders), Style::dim);
+  }
   text += "\n";
 
   const auto lines = util::split(util::to_valid_utf8(chunk.text), '\n');
@@ -147,20 +172,39 @@ std::set<std::string> query_term_set(const std::string& query) {
 }
 
 // Files in the order of their best place, each with its heading once and its places in rank
-// order; a blank line between files.
+// order; a blank line between files. A shared store's results are first grouped by
+// repository (in the order of each one's best place), under a heading of its own.
 void print_grouped(const std::vector<search::SearchHit>& hits, const std::set<std::string>& terms,
                    Output& output) {
-  std::vector<std::string> files;
+  std::vector<std::string> origins;
   for (const auto& hit : hits) {
-    if (std::find(files.begin(), files.end(), hit.record.path) == files.end()) {
-      files.push_back(hit.record.path);
+    if (std::find(origins.begin(), origins.end(), origin_name(hit)) == origins.end()) {
+      origins.push_back(origin_name(hit));
     }
   }
-  for (std::size_t f = 0; f < files.size(); ++f) {
-    if (f > 0) output.out("\n");
-    output.out(output.paint(util::escape_controls(files[f]), Style::path) + "\n");
+  bool first = true;
+  for (const std::string& origin : origins) {
+    if (!origin.empty()) {
+      if (!first) output.out("\n");
+      output.out(output.paint("== " + util::escape_controls(origin) + " ==", Style::kind) + "\n");
+      first = true;
+    }
+    std::vector<std::string> files;
     for (const auto& hit : hits) {
-      if (hit.record.path == files[f]) output.out(format_hit(hit, terms, output, Heading::per_file));
+      if (origin_name(hit) == origin &&
+          std::find(files.begin(), files.end(), hit.record.path) == files.end()) {
+        files.push_back(hit.record.path);
+      }
+    }
+    for (const std::string& file : files) {
+      if (!first) output.out("\n");
+      first = false;
+      output.out(output.paint(util::escape_controls(file), Style::path) + "\n");
+      for (const auto& hit : hits) {
+        if (origin_name(hit) == origin && hit.record.path == file) {
+          output.out(format_hit(hit, terms, output, Heading::per_file));
+        }
+      }
     }
   }
 }
@@ -230,6 +274,62 @@ struct AskState : CommandState {
 
 } // namespace
 
+namespace {
+
+// The shared store `ask` searches: --store, else KASAVA_STORE; "" = the local index. (A
+// user's config `store` is for publishing, as for `status`: a plain `ask` stays local.)
+std::string ask_store(const AskCommandOptions& options) {
+  return !options.store.empty() ? options.store : environment("KASAVA_STORE");
+}
+
+// The refs `ask --store` searches: of each repository --repo's globs match (all without
+// one), the ref --ref names, else its latest publish. All of one model.
+std::vector<pgstore::RefInfo> choose_refs(const AskCommandOptions& options, pgstore::Reader& reader) {
+  std::vector<pgstore::RefInfo> chosen;
+  for (auto& ref : reader.refs()) {
+    const bool wanted_repository =
+        options.repositories.empty() ||
+        std::any_of(options.repositories.begin(), options.repositories.end(),
+                    [&](const std::string& glob) { return util::glob_match(glob, ref.repository); });
+    if (!wanted_repository) continue;
+    if (!options.ref.empty() ? ref.ref != options.ref
+                             : !chosen.empty() && chosen.back().repository == ref.repository) {
+      continue;  // refs come by repository, latest publish first
+    }
+    chosen.push_back(std::move(ref));
+  }
+  if (chosen.empty()) {
+    std::string asked;
+    for (const auto& glob : options.repositories) asked += (asked.empty() ? "" : ", ") + ("'" + glob + "'");
+    throw util::Failure("store at " + reader.where() + ": no published ref" +
+                        (asked.empty() ? std::string() : " of a repository matching --repo " + asked) +
+                        (options.ref.empty() ? std::string() : " named '" + options.ref + "'") +
+                        " (`kasava status --store` lists what it holds)");
+  }
+  for (const auto& ref : chosen) {
+    if (ref.model != chosen.front().model) {
+      throw util::Failure("store at " + reader.where() + ": the refs asked were published with different models ('" +
+                          chosen.front().model + "' for " + chosen.front().repository + "@" + chosen.front().ref +
+                          ", '" + ref.model + "' for " + ref.repository + "@" + ref.ref +
+                          "): choose refs of one model with --repo or --ref");
+    }
+  }
+  return chosen;
+}
+
+// `ask --store`: the same search over the chosen refs of the shared store.
+std::vector<search::SearchHit> search_store(const AskCommandOptions& options, Context& context,
+                                            const search::SearchOptions& search_options) {
+  auto opened = pgstore::Reader::open(ask_store(options));
+  if (!opened) throw util::Failure(opened.error());
+  pgstore::Reader& reader = **opened;
+  const search::StoreSource source(reader, choose_refs(options, reader));
+  embed::Embedder* embedder = search_options.mode == search::Mode::lexical ? nullptr : &context.embedder();
+  return search::search(source, search_options, embedder).value_or_throw();
+}
+
+} // namespace
+
 search::SearchOptions search_options_for(const AskCommandOptions& options) {
   const auto mode = search::parse_mode(options.mode);
   if (!mode) {
@@ -247,6 +347,13 @@ search::SearchOptions search_options_for(const AskCommandOptions& options) {
 
 SetupHooks ask_setup(const AskCommandOptions& options) {
   SetupHooks hooks;
+  if (!ask_store(options).empty()) {  // no repository, no local index
+    hooks.needs = Needs::index_per_call;
+    return hooks;
+  }
+  if (!options.repositories.empty() || !options.ref.empty()) {
+    throw util::Failure("--repo and --ref choose what a shared store searches: add --store URL (or set KASAVA_STORE)");
+  }
   hooks.refresh = !options.no_refresh;
   hooks.before_refresh = [&options](Context& context, Prepared& prepared) {
     const search::SearchOptions search_options = search_options_for(options);
@@ -267,26 +374,31 @@ SetupHooks ask_setup(const AskCommandOptions& options) {
 
 ExitStatus run_ask(const AskCommandOptions& options, Context& context, Prepared& prepared) {
   const search::SearchOptions search_options = search_options_for(options);
-  const QueryTarget& target = prepared.target;
-  auto* state = dynamic_cast<AskState*>(prepared.state.get());
-  if (state == nullptr) throw std::logic_error("ask runs after its setup hook");
   std::optional<std::vector<search::SearchHit>> found;
-  bool partial = false;
-  if (state->early.valid()) found = early_hits(state->early, partial);
-  if (!found) {
-    auto store = open_store(target.index_path, store::OpenMode::read_only);
-    found = run_search(context, *store, search_options).value_or_throw();
-    partial = index_is_partial(*store);
+  std::optional<AnswerSettings> answer_settings;
+  if (!ask_store(options).empty()) {
+    if (options.answer) answer_settings = resolve_answer_settings(options, context);
+    found = search_store(options, context, search_options);
+  } else {
+    const QueryTarget& target = prepared.target;
+    auto* state = dynamic_cast<AskState*>(prepared.state.get());
+    if (state == nullptr) throw std::logic_error("ask runs after its setup hook");
+    answer_settings = std::move(state->answer_settings);
+    bool partial = false;
+    if (state->early.valid()) found = early_hits(state->early, partial);
+    if (!found) {
+      auto store = open_store(target.index_path, store::OpenMode::read_only);
+      found = run_search(context, *store, search_options).value_or_throw();
+      partial = index_is_partial(*store);
+    }
+    if (partial) {
+      context.output.warning("index '" + target.index_path + "' is " + k_partial_index +
+                             ": some files may be missing from the results");
+    }
   }
   const std::vector<search::SearchHit>& hits = *found;
-  if (partial) {
-    context.output.warning("index '" + target.index_path + "' is " + k_partial_index +
-                           ": some files may be missing from the results");
-  }
 
-  if (state->answer_settings) {
-    return stream_answer(options.query, hits, *state->answer_settings, context);
-  }
+  if (answer_settings) return stream_answer(options.query, hits, *answer_settings, context);
   if (options.json) {
     context.output.out(results_json(options.query, hits));
   } else if (options.jsonl) {

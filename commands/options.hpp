@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kasava::commands {
 
@@ -44,6 +45,9 @@ struct AskCommandOptions {
   bool no_refresh = false;
   bool answer = false;       ///< --answer: a chat model writes an answer from the results
   std::string answer_model;  ///< --answer-model: anthropic:<model> or openai:<model>; "" = not given
+  std::string store;         ///< --store URL: ask this shared store ("" = KASAVA_STORE, else the local index)
+  std::vector<std::string> repositories;  ///< --repo GLOB (repeatable): only these repositories of the store
+  std::string ref;           ///< --ref REF: this ref of each repository ("" = its latest publish)
 };
 
 struct StatusCommandOptions {

@@ -10,7 +10,7 @@ _kasava() {
   done
   case "$command" in
     index) COMPREPLY=($(compgen -W "--help -h --rev --max-file-size --threads --rebuild --dry-run --json --store --name --ref --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
-    ask) COMPREPLY=($(compgen -W "--help -h --limit -n --lang --path --mode --min-score --json --jsonl --answer --answer-model --no-refresh --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
+    ask) COMPREPLY=($(compgen -W "--help -h --limit -n --lang --path --mode --min-score --json --jsonl --answer --answer-model --no-refresh --store --repo --ref --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
     status) COMPREPLY=($(compgen -W "--help -h --json --store --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
     verify) COMPREPLY=($(compgen -W "--help -h --repair --json --store --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
     unpublish) COMPREPLY=($(compgen -W "--help -h --ref --store --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;

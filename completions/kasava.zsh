@@ -55,6 +55,9 @@ _kasava() {
     '--answer[Have a chat model write an answer from the results, streamed, citing path\:line, then list the places it was given]' \
     '--answer-model[Chat model for --answer\: anthropic\:<model> (ANTHROPIC_API_KEY) or openai\:<model> (OPENAI_API_KEY, KASAVA_OPENAI_BASE_URL); also KASAVA_ANSWER_MODEL]:value:' \
     '--no-refresh[Do not update the index before searching]' \
+    '--store[Search this shared PostgreSQL store (a libpq URI or key=value string; default\: KASAVA_STORE, else the local index)]:value:' \
+    '--repo[With --store\: only repositories whose name matches this glob (repeatable)]:value:' \
+    '--ref[With --store\: this ref of each repository (default\: its latest publish)]:value:' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \

@@ -11,6 +11,7 @@
 #include "core/pgstore/connection.hpp"
 #include "core/util/compression.hpp"
 #include "core/util/hash.hpp"
+#include "core/util/stem.hpp"
 #include "core/util/strings.hpp"
 #include "core/util/tokenize.hpp"
 
@@ -113,7 +114,20 @@ END $$;
 UPDATE kasava_schema SET version = 2;
 )sql";
 
-constexpr const char* k_steps[] = {k_schema_1, k_schema_2};
+// Version 3: terms are Porter stems (util::porter_stem, as FTS5 stems the local index) and a
+// chunk's length counts the tokens of all its fields (FTS5's row length, less the path). The
+// stored terms cannot be re-stemmed in SQL, so the upgrade forgets the chunks (blob texts and
+// snapshots stay): every ref's digest is cleared, and its next publish sends its blobs again.
+constexpr const char* k_schema_3 = R"sql(
+DELETE FROM chunks;
+DELETE FROM blobs;
+DELETE FROM term_stats;
+UPDATE model_stats SET chunks = 0, tokens = 0;
+UPDATE refs SET digest = '';
+UPDATE kasava_schema SET version = 3;
+)sql";
+
+constexpr const char* k_steps[] = {k_schema_1, k_schema_2, k_schema_3};
 static_assert(std::size(k_steps) == k_schema_version);
 
 // A PostgreSQL array literal of text elements, every element quoted.
@@ -212,21 +226,21 @@ std::string chunk_terms(const types::Chunk& chunk, int& length, std::vector<std:
   std::map<std::string, std::vector<std::string>> terms;
   int position = 0;
   length = 0;
-  const auto add = [&](std::string_view text, char weight, bool body) {
+  const auto add = [&](std::string_view text, char weight) {
     util::for_each_code_token(text, [&](std::string_view token, std::size_t, std::size_t) {
-      if (body) ++length;
+      ++length;
       // PostgreSQL's limits: lexemes under 2 KiB, positions up to 16383, 256 per lexeme.
       if (token.size() >= 2047 || !util::is_valid_utf8(token)) return;
       position = std::min(position + 1, 16383);
-      auto& positions = terms[std::string(token)];
+      auto& positions = terms[util::porter_stem(token)];
       if (positions.size() < 255) positions.push_back(std::to_string(position) + weight);
     });
   };
-  add(chunk.symbol, 'A', false);
-  add(chunk.parent, 'A', false);
-  add(chunk.signature, 'B', false);
-  add(chunk.doc, 'C', false);
-  add(chunk.text, 'D', true);
+  add(chunk.symbol, 'A');
+  add(chunk.parent, 'A');
+  add(chunk.signature, 'B');
+  add(chunk.doc, 'C');
+  add(chunk.text, 'D');
   std::string vector;
   for (const auto& [term, positions] : terms) {
     if (distinct != nullptr) distinct->push_back(term);

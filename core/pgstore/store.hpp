@@ -21,8 +21,10 @@ class Connection;
 /// The store schema's version (table kasava_schema). 1: repositories, refs and their snapshot
 /// files, blob texts, blobs, chunks with their terms and vectors. 2: term_stats and
 /// model_stats, the document frequencies BM25 needs (ts_rank has no IDF), filled from the
-/// stored chunks when a version 1 store is upgraded.
-inline constexpr int k_schema_version = 2;
+/// stored chunks when a version 1 store is upgraded. 3: terms Porter-stemmed
+/// (util::porter_stem) and lengths of all fields; upgrading forgets the chunks, which the
+/// next publish of each ref sends again.
+inline constexpr int k_schema_version = 3;
 
 /// The advisory lock between publishers and the collector of unreferenced blobs
 /// (maintenance.hpp): a publisher holds it shared from its presence check to its swap, so
@@ -135,9 +137,11 @@ private:
   bool m_publish_lock = false;
 };
 
-/// A tsvector literal of a chunk's kasava tokens (util::for_each_code_token), weighted by
-/// field: symbol and parent A, signature B, doc C, body D. Tokens that are not valid UTF-8 or
-/// longer than PostgreSQL allows are left out. `length` gets the number of body tokens;
+/// A tsvector literal of a chunk's kasava tokens (util::for_each_code_token), Porter-stemmed
+/// (util::porter_stem, as the local index's FTS5 stems them), weighted by field: symbol and
+/// parent A, signature B, doc C, body D. Tokens that are not valid UTF-8 or longer than
+/// PostgreSQL allows are left out. `length` gets the number of tokens of all fields (FTS5's
+/// row length without the path, which a snapshot adds);
 /// `distinct`, when given, the chunk's terms (each once).
 std::string chunk_terms(const types::Chunk& chunk, int& length,
                         std::vector<std::string>* distinct = nullptr);

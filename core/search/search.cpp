@@ -66,7 +66,6 @@
 
 #include "core/search/rank.hpp"
 #include "core/store/vectors.hpp"
-#include "core/util/glob.hpp"
 #include "core/util/tokenize.hpp"
 
 namespace kasava::search {
@@ -130,6 +129,7 @@ struct Candidate {
   double value = 0.0;    // what ranks it (per mode)
   double score = 0.0;    // what is shown, in (0, 1]
   store::ChunkRecord record;
+  std::string file;      // Source::file_key: what groups it with the other places of its file
 };
 
 // The candidates of one query, each chunk once, in the order they were first found.
@@ -153,36 +153,27 @@ private:
 
 // What the search works with, besides the candidates.
 struct Plan {
-  const store::Store& store;
+  const Source& store;
   const SearchOptions& options;
   const Query& query;
   Mode mode;
+  FileFilterSpec filter;
   bool filtered = false;  // a language or path filter is set
-  bool accepts(std::string_view path, std::string_view language) const {
-    return (options.language.empty() || language == options.language) &&
-           (options.path_glob.empty() || util::glob_match(options.path_glob, path));
-  }
+  bool accepts(std::string_view path, std::string_view language) const { return filter.accepts(path, language); }
 };
 
 // The mode the index and the embedder allow: hybrid without vectors (or without a model) is
 // lexical; semantic without vectors is an error, as is an index of another model.
-util::Result<Mode> usable_mode(const store::Store& store, Mode mode, embed::Embedder* embedder) {
+util::Result<Mode> usable_mode(const Source& store, Mode mode, embed::Embedder* embedder) {
   if (embedder == nullptr) return Mode::lexical;
   if (mode == Mode::lexical) return mode;
-  const auto stamp = store.meta("embedding_model");
-  if (!stamp || stamp->empty()) {
-    if (mode == Mode::semantic) {
-      return util::Error{"index '" + store.path() +
-                         "' has no vectors (it was built without a model): rebuild it with "
-                         "`kasava index --rebuild`, or use --mode lexical"};
-    }
+  const std::string stamp = store.model_stamp();
+  if (stamp.empty()) {
+    if (mode == Mode::semantic) return util::Error{store.no_vectors_message()};
     return Mode::lexical;
   }
-  if (*stamp != embedder->model_id()) {
-    return util::Error{"index '" + store.path() + "' was built with model '" + *stamp +
-                       "', but the model in use is '" + embedder->model_id() +
-                       "': rebuild it with `kasava index --rebuild` (or pass --model with the "
-                       "model it was built with)"};
+  if (stamp != embedder->model_id()) {
+    return util::Error{store.model_mismatch_message(stamp, embedder->model_id())};
   }
   return mode;
 }
@@ -194,7 +185,7 @@ util::Result<bool> add_lexical(const Plan& plan, Candidates& candidates) {
   const int pool = plan.filtered             ? std::max(limit * 50, 2000)
                    : plan.mode == Mode::hybrid ? std::max(limit * 10, k_hybrid_lexical_candidates)
                                                : std::max(limit * 10, 200);
-  auto lexical = plan.store.lexical_search(plan.query.match_expression, plan.options.weights, pool);
+  auto lexical = plan.store.lexical_search(plan.query, plan.options.weights, pool);
   if (!lexical) return lexical.error();
   for (const auto& hit : *lexical) {
     Candidate& c = candidates.at(hit.chunk_id);
@@ -220,12 +211,7 @@ util::Result<std::vector<float>> embed_query(embed::Embedder& embedder, const Qu
 void add_semantic(const Plan& plan, const std::vector<float>& query_vector, Candidates& candidates) {
   const auto code = store::binary_code(query_vector);
   const int scan = std::max(k_rescore_candidates, plan.options.limit * 3);
-  const auto near =
-      plan.filtered ? plan.store.nearest_codes(code, scan,
-                                               [&](std::string_view path, std::string_view language) {
-                                                 return plan.accepts(path, language);
-                                               })
-                    : plan.store.nearest_codes(code, scan);
+  const auto near = plan.store.nearest_codes(code, scan, plan.filter);
   std::vector<std::int64_t> ids;
   ids.reserve(near.size());
   for (const auto& hit : near) ids.push_back(hit.chunk_id);
@@ -257,7 +243,9 @@ void load_heads(const Plan& plan, Candidates& candidates) {
   ids.reserve(list.size());
   for (const auto& c : list) ids.push_back(c.chunk_id);
   for (auto& record : plan.store.chunks_by_id(ids, store::Store::Detail::head)) {
-    list[candidates.position(record.id)].record = std::move(record);
+    Candidate& c = list[candidates.position(record.id)];
+    c.file = plan.store.file_key(record);
+    c.record = std::move(record);
   }
   std::erase_if(list, [&](const Candidate& c) {
     return c.record.id == 0 || (plan.filtered && !plan.accepts(c.record.path, c.record.language));
@@ -316,22 +304,27 @@ void blend(const Plan& plan, const std::vector<float>& query_vector, bool lexica
     double path = 0.0;
     double history = 0.0;
     FileKind kind = FileKind::source;
+    bool named = false;  // path and kind set
   };
   std::unordered_map<std::string, FileEvidence> files;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    auto& file = files[candidates[i].record.path];
+    auto& file = files[candidates[i].file];
     if (z_lexical[i] + z_semantic[i] > 0.0) ++file.good;
     file.best_lexical = std::max(file.best_lexical, z_lexical[i]);
     file.best_semantic = std::max(file.best_semantic, z_semantic[i]);
   }
-  for (auto& [path, file] : files) {
+  for (const auto& c : candidates) {
+    auto& file = files[c.file];
+    if (file.named) continue;
+    file.named = true;
+    const std::string& path = c.record.path;
     file.path = path_match(path, query);
     const FileKind kind = file_kind(path);
     if (!asks_for_kind(kind, query)) file.kind = kind;
   }
   // The file's history: what its commits said it is about.
   if (query.has_terms()) {
-    if (auto history = plan.store.history_search(query.match_expression, k_history_hits);
+    if (auto history = plan.store.history_search(query, k_history_hits);
         history && !history->empty()) {
       const double best = history->front().score;
       for (const auto& hit : *history) {
@@ -343,7 +336,7 @@ void blend(const Plan& plan, const std::vector<float>& query_vector, bool lexica
   }
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     auto& c = candidates[i];
-    const auto& file = files[c.record.path];
+    const auto& file = files[c.file];
     Features f{};
     const auto set = [&f](Feature feature, double value) { f[static_cast<int>(feature)] = value; };
     set(Feature::lexical, z_lexical[i]);
@@ -402,7 +395,7 @@ std::vector<SearchHit> order(const Plan& plan, std::vector<Candidate>& candidate
   // Exact identifier matches keep their places (they lie k_exact_symbol_boost above).
   if (plan.mode == Mode::hybrid) {
     std::unordered_map<std::string, int> seen;
-    for (auto& c : candidates) c.value -= k_repeat_penalty * seen[c.record.path]++;
+    for (auto& c : candidates) c.value -= k_repeat_penalty * seen[c.file]++;
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const Candidate& a, const Candidate& b) { return a.value > b.value; });
   }
@@ -412,7 +405,7 @@ std::vector<SearchHit> order(const Plan& plan, std::vector<Candidate>& candidate
   for (auto& c : candidates) {
     if (c.score <= 0.0 || c.score < options.min_score) continue;  // no match at all, or too weak
     if (static_cast<int>(ordered.size()) >= options.limit) break;
-    if (per_file[c.record.path]++ < options.max_per_file) {
+    if (per_file[c.file]++ < options.max_per_file) {
       ordered.push_back(&c);
     } else {
       deferred.push_back(&c);
@@ -426,7 +419,9 @@ std::vector<SearchHit> order(const Plan& plan, std::vector<Candidate>& candidate
   result_ids.reserve(ordered.size());
   for (const Candidate* c : ordered) result_ids.push_back(c->chunk_id);
   std::unordered_map<std::int64_t, store::ChunkRecord> full;
-  for (auto& record : plan.store.chunks_by_id(result_ids)) full.emplace(record.id, std::move(record));
+  for (auto& record : plan.store.chunks_by_id(result_ids, store::Store::Detail::full)) {
+    full.emplace(record.id, std::move(record));
+  }
   std::vector<SearchHit> results;
   results.reserve(ordered.size());
   for (Candidate* c : ordered) {
@@ -435,7 +430,7 @@ std::vector<SearchHit> order(const Plan& plan, std::vector<Candidate>& candidate
     double score = c->score;
     if (!results.empty()) score = std::min(score, results.back().score);
     results.push_back(SearchHit{static_cast<int>(results.size()) + 1, score, plan.mode,
-                                std::move(found->second)});
+                                std::move(found->second), plan.store.origin(c->chunk_id)});
   }
   return results;
 }
@@ -482,6 +477,11 @@ std::vector<double> z_scores(const std::vector<double>& values) {
 
 util::Result<std::vector<SearchHit>> search(const store::Store& store, const SearchOptions& options,
                                             embed::Embedder* embedder) {
+  return search(LocalSource(store), options, embedder);
+}
+
+util::Result<std::vector<SearchHit>> search(const Source& store, const SearchOptions& options,
+                                            embed::Embedder* embedder) {
   if (options.mode == Mode::semantic && embedder == nullptr) {
     return util::Error{
         "semantic search needs an embedding model and this index has none: use --mode lexical"};
@@ -490,8 +490,8 @@ util::Result<std::vector<SearchHit>> search(const store::Store& store, const Sea
   auto mode = usable_mode(store, options.mode, embedder);
   if (!mode) return mode.error();
   const Query query = parse_query(options.query);
-  Plan plan{store, options, query, *mode};
-  plan.filtered = !options.language.empty() || !options.path_glob.empty();
+  Plan plan{store, options, query, *mode, FileFilterSpec{options.language, options.path_glob}};
+  plan.filtered = !plan.filter.empty();
   Candidates candidates;
 
   bool lexical_full = false;

@@ -12,6 +12,7 @@
 #include "core/embed/embedder.hpp"
 #include "core/search/query.hpp"
 #include "core/search/ranker.hpp"
+#include "core/search/source.hpp"
 #include "core/store/store.hpp"
 #include "core/util/result.hpp"
 
@@ -59,6 +60,7 @@ struct SearchHit {
   double score = 0.0;
   Mode mode = Mode::lexical;  ///< the mode that ranked it (hybrid without vectors is lexical)
   store::ChunkRecord record;
+  Origin origin;  ///< a shared store's result: its repository and ref; empty for a local index
 };
 
 /// A chunk's symbol qualified by its parent the way its language writes it:
@@ -71,6 +73,9 @@ std::vector<double> z_scores(const std::vector<double>& values);
 /// Runs a search. `embedder` may be null, and the index may have no vectors (built without a
 /// model): hybrid then falls back to lexical, semantic is an error. An index built with
 /// another model than `embedder`'s is an error naming both and the fix.
+util::Result<std::vector<SearchHit>> search(const Source& source, const SearchOptions& options,
+                                            embed::Embedder* embedder);
+/// search() of a local index (through LocalSource).
 util::Result<std::vector<SearchHit>> search(const store::Store& store, const SearchOptions& options,
                                             embed::Embedder* embedder);
 

@@ -125,11 +125,23 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
               "INSERT INTO chunks VALUES ('\\x01', 1, 0, 'function', 'f', '', '', '', 1, 2, 3,"
               " '''parse'':1A ''http'':2D', NULL, NULL),"
               " ('\\x01', 1, 1, 'block', '', '', '', '', 3, 4, 5, '''parse'':1D', NULL, NULL)");
-  open_store(server.uri(database));
+  REQUIRE(Store::create_schema_version(server.uri(database), 2));
   CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "2");
   CHECK(server.psql(database, "SELECT chunks FROM term_stats WHERE term = 'parse'") == "2");
   CHECK(server.psql(database, "SELECT chunks FROM term_stats WHERE term = 'http'") == "1");
   CHECK(server.psql(database, "SELECT chunks || ' ' || tokens FROM model_stats") == "2 8");
+
+  // Version 3 stems terms: the unstemmed chunks are forgotten, each ref republished in full.
+  server.psql(database,
+              "INSERT INTO repositories(name) VALUES ('org/app');"
+              "INSERT INTO refs(repository_id, name, digest) VALUES (1, 'main', '1234')");
+  open_store(server.uri(database));
+  CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "3");
+  CHECK(server.psql(database, "SELECT count(*) FROM chunks") == "0");
+  CHECK(server.psql(database, "SELECT count(*) FROM blobs") == "0");
+  CHECK(server.psql(database, "SELECT count(*) FROM term_stats") == "0");
+  CHECK(server.psql(database, "SELECT chunks || ' ' || tokens FROM model_stats") == "0 0");
+  CHECK(server.psql(database, "SELECT digest FROM refs") == "");
 }
 
 TEST_CASE("pgstore: a newer schema is refused with both versions", "[pgstore]") {
@@ -140,7 +152,7 @@ TEST_CASE("pgstore: a newer schema is refused with both versions", "[pgstore]") 
   auto opened = Store::open(server.uri(database));
   REQUIRE_FALSE(opened);
   INFO(opened.error().message);
-  CHECK(opened.error().message.find("version 99, newer than this kasava's (2)") != std::string::npos);
+  CHECK(opened.error().message.find("version 99, newer than this kasava's (3)") != std::string::npos);
   CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "99");
 }
 
@@ -158,7 +170,7 @@ TEST_CASE("pgstore: blobs are stored once, snapshots swapped, statistics kept", 
   CHECK(server.psql(database, "SELECT count(*) FROM blobs") == "3");
   CHECK(server.psql(database, "SELECT count(*) FROM chunks") == "3");
   CHECK(server.psql(database, "SELECT chunks FROM term_stats WHERE term = 'http'") == "3");
-  CHECK(server.psql(database, "SELECT count(*) FROM chunks WHERE terms @@ 'parse & request'::tsquery") == "3");
+  CHECK(server.psql(database, "SELECT count(*) FROM chunks WHERE terms @@ 'pars & request'::tsquery") == "3");
   CHECK(server.psql(database, "SELECT bit_count(code) FROM chunks LIMIT 1") == "8");
 
   Snapshot snapshot{"org/app", "main", "c0ffee", "builtin",

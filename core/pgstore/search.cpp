@@ -1,0 +1,294 @@
+// The read side of the shared store for `ask --store`: see search.hpp. Lists travel as array
+// parameters (blob ids as hex), never spliced into SQL.
+#include "core/pgstore/search.hpp"
+
+#include <sstream>
+
+#include "core/pgstore/connection.hpp"
+#include "core/pgstore/store.hpp"
+#include "core/util/compression.hpp"
+
+namespace kasava::pgstore {
+namespace {
+
+// A PostgreSQL array literal, every element quoted.
+std::string array_of(const std::vector<std::string>& elements) {
+  std::string literal = "{";
+  for (const std::string& element : elements) {
+    if (literal.size() > 1) literal += ',';
+    literal += '"';
+    for (const char c : element) {
+      if (c == '"' || c == '\\') literal += '\\';
+      literal += c;
+    }
+    literal += '"';
+  }
+  return literal + "}";
+}
+
+std::string array_of(const std::vector<std::int64_t>& numbers) {
+  std::string literal = "{";
+  for (const std::int64_t n : numbers) {
+    if (literal.size() > 1) literal += ',';
+    literal += std::to_string(n);
+  }
+  return literal + "}";
+}
+
+std::int64_t number(const std::string& text) {
+  try {
+    return text.empty() ? 0 : std::stoll(text);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// The terms OR-ed as a tsquery literal: each a quoted lexeme, so PostgreSQL takes it as it is.
+std::string or_query(const std::vector<std::string>& terms) {
+  std::string query;
+  for (const std::string& term : terms) {
+    if (!query.empty()) query += " | ";
+    query += '\'';
+    for (const char c : term) {
+      if (c == '\'' || c == '\\') query += c;
+      query += c;
+    }
+    query += '\'';
+  }
+  return query;
+}
+
+// BM25's k1 and b, as FTS5's bm25() (and core/store's kasava_bm25) has them: the SQL score
+// only chooses which candidates to send, core/search ranks them with the same numbers.
+// A matching chunk's tsvector is cut to the query's lexemes (ts_delete of all the others,
+// in C) before it is expanded into rows: expanding all of it cost twice the whole query.
+// Counts and IDF are float8 and counted by array_positions: numeric arithmetic and a
+// subquery per row were half of it again. Only the best `limit` chunks get their counts
+// spelled out as text.
+constexpr const char* k_match_sql = R"sql(
+WITH q AS (
+  SELECT t.term,
+         ln(greatest((ms.chunks - coalesce(s.chunks, 0) + 0.5)::float8 / (coalesce(s.chunks, 0) + 0.5), 1.000001)) AS idf
+  FROM unnest($3::text[]) AS t(term)
+  JOIN model_stats ms ON ms.model_id = $1
+  LEFT JOIN term_stats s ON s.model_id = $1 AND s.term = t.term),
+average AS (SELECT greatest(tokens::float8 / greatest(chunks, 1), 1) AS a FROM model_stats WHERE model_id = $1),
+m AS (
+  SELECT c.blob_id, c.ordinal, c.length, u.lexeme,
+         coalesce(cardinality(array_positions(u.weights, 'A')), 0) AS na,
+         coalesce(cardinality(array_positions(u.weights, 'B')), 0) AS nb,
+         coalesce(cardinality(array_positions(u.weights, 'C')), 0) AS nc,
+         coalesce(cardinality(array_positions(u.weights, 'D')), 0) AS nd
+  FROM chunks c
+  CROSS JOIN LATERAL unnest(ts_delete(c.terms, tsvector_to_array(ts_delete(c.terms, $3::text[])))) AS u
+  WHERE c.model_id = $1 AND c.terms @@ $4::tsquery
+    AND c.blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]))),
+f AS (SELECT m.*, na * $5::float8 + nb * $6::float8 + nc * $7::float8 + nd * $8::float8 AS f FROM m),
+best AS (
+  SELECT f.blob_id, f.ordinal, sum(q.idf * f.f * 2.2 / (f.f + 1.2 * (0.25 + 0.75 * f.length / average.a))) AS score
+  FROM f JOIN q ON q.term = f.lexeme CROSS JOIN average
+  GROUP BY f.blob_id, f.ordinal
+  ORDER BY score DESC, f.blob_id, f.ordinal
+  LIMIT $9)
+SELECT encode(f.blob_id, 'hex'), f.ordinal, min(f.length),
+       string_agg(f.lexeme || ' ' || na || ' ' || nb || ' ' || nc || ' ' || nd, E'\n'), min(best.score) AS score
+FROM best JOIN f ON f.blob_id = best.blob_id AND f.ordinal = best.ordinal
+GROUP BY f.blob_id, f.ordinal
+ORDER BY score DESC, 1, 2
+)sql";
+
+constexpr const char* k_nearest_sql = R"sql(
+SELECT encode(c.blob_id, 'hex'), c.ordinal, bit_count(c.code # $3::bit varying) AS d
+FROM chunks c
+WHERE c.model_id = $1 AND c.code IS NOT NULL AND length(c.code) = $4
+  AND c.blob_id IN (SELECT blob_id FROM snapshot_files
+                    WHERE ref_id = ANY($2::bigint[]) AND ($6 = '' OR language = $6))
+ORDER BY d, c.blob_id, c.ordinal
+LIMIT $5
+)sql";
+
+} // namespace
+
+Reader::Reader(std::unique_ptr<Connection> connection) : m_connection(std::move(connection)) {}
+Reader::~Reader() = default;
+
+const std::string& Reader::where() const { return m_connection->where(); }
+
+util::Result<std::unique_ptr<Reader>> Reader::open(const std::string& conninfo) {
+  auto connection = Connection::open(conninfo);
+  if (!connection) return connection.error();
+  Connection& c = **connection;
+  try {
+    const Rows exists = c.exec("SELECT to_regclass('kasava_schema') IS NOT NULL");
+    if (exists.at(0, 0) != "t") {
+      return util::Error{"store at " + c.where() +
+                         ": no kasava store in this database: publish to it first with `kasava index --store`"};
+    }
+    const int version = static_cast<int>(number(c.exec("SELECT max(version) FROM kasava_schema").at(0, 0)));
+    if (version > k_schema_version) {
+      return util::Error{"store at " + c.where() + ": its schema is version " + std::to_string(version) +
+                         ", newer than this kasava's (" + std::to_string(k_schema_version) +
+                         "): a newer kasava wrote it; use that version (or newer) here"};
+    }
+    if (version < k_schema_version) {
+      return util::Error{"store at " + c.where() + ": its schema is version " + std::to_string(version) +
+                         ", older than this kasava's (" + std::to_string(k_schema_version) +
+                         "): publish to it once with this kasava (`kasava index --store`), which upgrades it"};
+    }
+  } catch (const util::Failure& error) {
+    return util::Error{error.what()};
+  }
+  return std::unique_ptr<Reader>(new Reader(std::move(connection).value()));
+}
+
+std::vector<RefInfo> Reader::refs() {
+  const Rows rows = m_connection->exec(
+      "SELECT f.id, r.name, f.name, coalesce(m.name, ''), "
+      "to_char(f.published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
+      "FROM refs f JOIN repositories r ON r.id = f.repository_id LEFT JOIN models m ON m.id = f.model_id "
+      "WHERE f.published_at IS NOT NULL ORDER BY r.name, f.published_at DESC, f.name");
+  std::vector<RefInfo> refs;
+  for (const auto& row : rows.rows) refs.push_back(RefInfo{number(row[0]), row[1], row[2], row[3], row[4]});
+  return refs;
+}
+
+std::int16_t Reader::model_id(const std::string& model) {
+  const Rows rows = m_connection->exec("SELECT id FROM models WHERE name = $1", {Param::text(model)});
+  return rows.size() == 0 ? 0 : static_cast<std::int16_t>(number(rows.at(0, 0)));
+}
+
+TermStatistics Reader::term_statistics(std::int16_t model, const std::vector<std::string>& terms) {
+  TermStatistics statistics;
+  const Rows totals = m_connection->exec("SELECT chunks, tokens FROM model_stats WHERE model_id = $1",
+                                         {Param::text(std::to_string(model))});
+  if (totals.size() > 0) {
+    statistics.chunks = number(totals.at(0, 0));
+    statistics.tokens = number(totals.at(0, 1));
+  }
+  const Rows rows = m_connection->exec(
+      "SELECT coalesce(s.chunks, 0) FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n) "
+      "LEFT JOIN term_stats s ON s.model_id = $1 AND s.term = t.term ORDER BY t.n",
+      {Param::text(std::to_string(model)), Param::text(array_of(terms))});
+  for (const auto& row : rows.rows) statistics.document_frequency.push_back(number(row[0]));
+  return statistics;
+}
+
+std::vector<TermMatch> Reader::match_terms(std::int16_t model, const std::vector<std::int64_t>& refs,
+                                           const std::vector<std::string>& terms,
+                                           const std::array<double, 4>& weights, int limit) {
+  if (terms.empty() || refs.empty()) return {};
+  const Rows rows = m_connection->exec(
+      k_match_sql, {Param::text(std::to_string(model)), Param::text(array_of(refs)),
+                    Param::text(array_of(terms)), Param::text(or_query(terms)),
+                    Param::text(std::to_string(weights[0])), Param::text(std::to_string(weights[1])),
+                    Param::text(std::to_string(weights[2])), Param::text(std::to_string(weights[3])),
+                    Param::text(std::to_string(limit))});
+  std::vector<TermMatch> matches;
+  matches.reserve(rows.size());
+  for (const auto& row : rows.rows) {
+    TermMatch match{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2])), {}};
+    std::istringstream lines(row[3]);
+    std::string term;
+    std::array<int, 4> counts{};
+    while (lines >> term >> counts[0] >> counts[1] >> counts[2] >> counts[3]) match.terms.emplace_back(term, counts);
+    matches.push_back(std::move(match));
+  }
+  return matches;
+}
+
+std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vector<std::int64_t>& refs,
+                                             const std::string& code, int limit, const std::string& language) {
+  if (refs.empty() || code.empty()) return {};
+  std::string bits = "x";  // bit varying's hex input
+  bits.append(to_hex(code));
+  const Rows rows = m_connection->exec(
+      k_nearest_sql, {Param::text(std::to_string(model)), Param::text(array_of(refs)), Param::text(bits), Param::text(std::to_string(code.size() * 8)),
+                      Param::text(std::to_string(limit)), Param::text(language)});
+  std::vector<CodeMatch> matches;
+  matches.reserve(rows.size());
+  for (const auto& row : rows.rows) {
+    matches.push_back(CodeMatch{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2]))});
+  }
+  return matches;
+}
+
+std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<ChunkKey>& keys, bool vectors) {
+  if (keys.empty()) return {};
+  std::vector<std::string> blobs, ordinals;
+  for (const ChunkKey& key : keys) {
+    blobs.push_back(key.blob);
+    ordinals.push_back(std::to_string(key.ordinal));
+  }
+  const std::string sql =
+      std::string("SELECT encode(c.blob_id, 'hex'), c.ordinal, c.kind, c.symbol, c.parent, c.signature, c.doc, "
+                  "c.start_line, c.end_line, ") +
+      (vectors ? "encode(c.vector, 'hex') " : "'' ") +
+      "FROM unnest($2::text[], $3::int[]) AS k(b, o) "
+      "JOIN chunks c ON c.model_id = $1 AND c.blob_id = decode(k.b, 'hex') AND c.ordinal = k.o" +
+      (vectors ? " WHERE c.vector IS NOT NULL" : "");
+  const Rows rows = m_connection->exec(sql, {Param::text(std::to_string(model)), Param::text(array_of(blobs)),
+                                             Param::text(array_of(ordinals))});
+  std::vector<ChunkRow> result;
+  result.reserve(rows.size());
+  for (const auto& row : rows.rows) {
+    ChunkRow chunk;
+    chunk.key = ChunkKey{row[0], static_cast<int>(number(row[1]))};
+    chunk.chunk.kind = row[2];
+    chunk.chunk.symbol = row[3];
+    chunk.chunk.parent = row[4];
+    chunk.chunk.signature = row[5];
+    chunk.chunk.doc = row[6];
+    chunk.chunk.start_line = static_cast<int>(number(row[7]));
+    chunk.chunk.end_line = static_cast<int>(number(row[8]));
+    if (vectors) chunk.vector = from_hex(row[9]).value_or("");
+    result.push_back(std::move(chunk));
+  }
+  return result;
+}
+
+std::vector<Holder> Reader::holders(const std::vector<std::int64_t>& refs, const std::vector<std::string>& blobs) {
+  if (refs.empty() || blobs.empty()) return {};
+  const Rows rows = m_connection->exec(
+      "SELECT encode(blob_id, 'hex'), ref_id, path, language FROM snapshot_files "
+      "WHERE ref_id = ANY($1::bigint[]) AND blob_id = ANY(SELECT decode(h, 'hex') FROM unnest($2::text[]) h) "
+      "ORDER BY 1, 2, 3",
+      {Param::text(array_of(refs)), Param::text(array_of(blobs))});
+  std::vector<Holder> holders;
+  holders.reserve(rows.size());
+  for (const auto& row : rows.rows) holders.push_back(Holder{row[0], number(row[1]), row[2], row[3]});
+  return holders;
+}
+
+std::vector<std::pair<std::string, std::string>> Reader::texts(const std::vector<std::string>& blobs) {
+  if (blobs.empty()) return {};
+  const Rows rows = m_connection->exec(
+      "SELECT encode(blob_id, 'hex'), size, encode(text, 'hex') FROM blob_texts "
+      "WHERE blob_id = ANY(SELECT decode(h, 'hex') FROM unnest($1::text[]) h)",
+      {Param::text(array_of(blobs))});
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (const auto& row : rows.rows) {
+    const auto compressed = from_hex(row[2]);
+    auto text = compressed ? util::decompress(*compressed, static_cast<std::size_t>(number(row[1])))
+                           : util::Result<std::string>(util::Error{"not hex"});
+    if (!text) {
+      throw util::Failure("store at " + where() + ": the text of blob " + row[0] + " is damaged: " +
+                          text.error().message);
+    }
+    texts.emplace_back(row[0], std::move(text).value());
+  }
+  return texts;
+}
+
+std::vector<std::tuple<std::int64_t, std::string, std::string>> Reader::histories(
+    const std::vector<std::int64_t>& refs) {
+  if (refs.empty()) return {};
+  const Rows rows = m_connection->exec(
+      "SELECT ref_id, path, subjects FROM file_history WHERE ref_id = ANY($1::bigint[]) ORDER BY 1, 2",
+      {Param::text(array_of(refs))});
+  std::vector<std::tuple<std::int64_t, std::string, std::string>> histories;
+  histories.reserve(rows.size());
+  for (const auto& row : rows.rows) histories.emplace_back(number(row[0]), row[1], row[2]);
+  return histories;
+}
+
+} // namespace kasava::pgstore

@@ -1,0 +1,120 @@
+// Reading the shared PostgreSQL store for `kasava ask --store`: which refs there are, and the
+// candidates of a query within a set of refs — chunks whose stemmed terms match (GIN `@@`,
+// with each matching term's occurrences per field weight for BM25), chunks nearest by Hamming
+// distance of their binary codes (`bit_count`), their vectors, records, holders (the refs and
+// paths whose snapshot has the blob), blob texts and file histories. Plain rows: the ranking
+// is core/search's, the same code as for a local index (core/search/pg_source.*). All SQL of
+// the read side is here.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/types/chunk.hpp"
+#include "core/util/result.hpp"
+
+namespace kasava::pgstore {
+
+class Connection;
+
+/// One published ref.
+struct RefInfo {
+  std::int64_t id = 0;
+  std::string repository;
+  std::string ref;
+  std::string model;
+  std::string published_at;  ///< ISO 8601 UTC, sortable
+};
+
+/// A chunk of the store: its blob (40 hex) and ordinal.
+struct ChunkKey {
+  std::string blob;
+  int ordinal = 0;
+  bool operator<(const ChunkKey& other) const {
+    return blob != other.blob ? blob < other.blob : ordinal < other.ordinal;
+  }
+  bool operator==(const ChunkKey& other) const = default;
+};
+
+/// A chunk matching some of a query's terms: its length (tokens of all fields) and, per
+/// matching term, its occurrences with weight A (symbol, parent), B (signature), C (doc),
+/// D (body).
+struct TermMatch {
+  ChunkKey key;
+  int length = 0;
+  std::vector<std::pair<std::string, std::array<int, 4>>> terms;
+};
+
+/// What BM25 needs of the whole store for one model: chunks, tokens, and per term the
+/// chunks holding it.
+struct TermStatistics {
+  std::int64_t chunks = 0;
+  std::int64_t tokens = 0;
+  std::vector<std::int64_t> document_frequency;  ///< per term asked, in order
+};
+
+/// A chunk near the query's code.
+struct CodeMatch {
+  ChunkKey key;
+  int distance = 0;
+};
+
+/// A ref whose snapshot holds a blob at a path.
+struct Holder {
+  std::string blob;
+  std::int64_t ref_id = 0;
+  std::string path;
+  std::string language;
+};
+
+/// A chunk's stored fields (no text: that is the blob's lines).
+struct ChunkRow {
+  ChunkKey key;
+  types::Chunk chunk;  ///< text empty
+  std::string vector;  ///< Reader::vectors only: pack_values' bytes
+};
+
+class Reader {
+public:
+  /// Connects (Connection::open); the store's schema must be this kasava's (an older one is
+  /// upgraded by the next publish, not by a reader, which may have no right to).
+  static util::Result<std::unique_ptr<Reader>> open(const std::string& conninfo);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  const std::string& where() const;
+
+  /// Every published ref, by repository then most recent publish first.
+  std::vector<RefInfo> refs();
+  /// The model's id in the store; 0 when it has none.
+  std::int16_t model_id(const std::string& model);
+  TermStatistics term_statistics(std::int16_t model, const std::vector<std::string>& terms);
+  /// Chunks of the refs' snapshots holding any of `terms` (stemmed), at most `limit`, the best
+  /// by a BM25 of their fields with these weights (A, B, C, D) first.
+  std::vector<TermMatch> match_terms(std::int16_t model, const std::vector<std::int64_t>& refs,
+                                     const std::vector<std::string>& terms,
+                                     const std::array<double, 4>& weights, int limit);
+  /// The `limit` chunks of the refs' snapshots nearest to `code` (bytes as stored) by Hamming
+  /// distance, nearest first; `language` non-empty: only files of that language.
+  std::vector<CodeMatch> nearest_codes(std::int16_t model, const std::vector<std::int64_t>& refs,
+                                       const std::string& code, int limit, const std::string& language);
+  /// The chunks' fields; with `vectors`, their stored vectors too (chunks without are left out).
+  std::vector<ChunkRow> chunks(std::int16_t model, const std::vector<ChunkKey>& keys, bool vectors);
+  /// Who holds these blobs among the refs, by blob, then ref id and path.
+  std::vector<Holder> holders(const std::vector<std::int64_t>& refs, const std::vector<std::string>& blobs);
+  /// The blobs' texts, decompressed (blob → text); a damaged one is an error naming it.
+  std::vector<std::pair<std::string, std::string>> texts(const std::vector<std::string>& blobs);
+  /// The file histories of the refs: (ref id, path, text).
+  std::vector<std::tuple<std::int64_t, std::string, std::string>> histories(const std::vector<std::int64_t>& refs);
+
+private:
+  explicit Reader(std::unique_ptr<Connection> connection);
+  std::unique_ptr<Connection> m_connection;
+};
+
+} // namespace kasava::pgstore

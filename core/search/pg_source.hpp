@@ -1,0 +1,52 @@
+// The shared PostgreSQL store as a search source (see source.hpp): the candidates of the
+// selected refs' snapshots, found by PostgreSQL (core/pgstore/search.*), handed to the one
+// ranking of search.cpp with ids this object gives out per search. A candidate is a chunk of a
+// blob at one path: the same (blob, ordinal, path) in several refs (a fork, another branch)
+// is one candidate, ranked as its first holder's (by repository, then ref), whose origin
+// lists the others.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/pgstore/search.hpp"
+#include "core/search/source.hpp"
+
+namespace kasava::search {
+
+class StoreSource final : public Source {
+public:
+  /// Searches `refs` (all of one model, `model`) of the store `reader` reads.
+  StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs);
+  ~StoreSource() override;
+
+  std::string model_stamp() const override;
+  std::string no_vectors_message() const override;
+  std::string model_mismatch_message(const std::string& stamp, const std::string& model) const override;
+  util::Result<std::vector<store::LexicalHit>> lexical_search(const Query& query, const store::FieldWeights& weights,
+                                                              int limit) const override;
+  std::vector<store::CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
+                                            const FileFilterSpec& filter) const override;
+  std::vector<store::StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const override;
+  std::vector<store::ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
+                                               store::Store::Detail detail) const override;
+  util::Result<std::vector<store::HistoryHit>> history_search(const Query& query, int limit) const override;
+  std::string file_key(const store::ChunkRecord& record) const override;
+  Origin origin(std::int64_t chunk_id) const override;
+
+private:
+  struct State;
+  std::unique_ptr<State> m_state;
+};
+
+/// BM25 of one document as FTS5's bm25() computes it (k1 1.2, b 0.75, IDF floored at 1e-6):
+/// per query term (repeats count again) its weighted frequency in the document and the
+/// number of documents holding it, among `documents` of `average_length` tokens.
+double bm25(const std::vector<double>& frequencies, const std::vector<std::int64_t>& document_frequencies,
+            double length, double documents, double average_length);
+
+} // namespace kasava::search

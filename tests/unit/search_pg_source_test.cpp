@@ -1,0 +1,120 @@
+// Unit tests for core/search/pg_source.cpp against a real PostgreSQL server
+// (tests/support/postgres_server.hpp): the same small corpus in a local index and in a shared
+// store gives the same lexical candidates with the same BM25 scores, and the same results.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/pgstore/search.hpp"
+#include "core/pgstore/store.hpp"
+#include "core/search/pg_source.hpp"
+#include "core/search/search.hpp"
+#include "support.hpp"
+#include "tests/support/postgres_server.hpp"
+
+using namespace kasava;
+
+namespace {
+
+types::Chunk chunk_of(std::string kind, std::string symbol, std::string parent, std::string doc, int start,
+                      std::string text) {
+  types::Chunk chunk;
+  chunk.kind = std::move(kind);
+  chunk.symbol = std::move(symbol);
+  chunk.parent = std::move(parent);
+  chunk.doc = std::move(doc);
+  chunk.start_line = start;
+  chunk.end_line = start + 1;
+  chunk.text = std::move(text);
+  return chunk;
+}
+
+struct File {
+  std::string path;
+  std::string blob;
+  std::vector<types::Chunk> chunks;
+};
+
+// Paths of one token count each, so the store's average length (its chunks' plus the
+// candidates' paths) equals the local one (FTS5's columns, path included).
+std::vector<File> corpus() {
+  return {
+      {"a.py", std::string(39, '0') + "1",
+       {chunk_of("function", "parse_request", "", "Parses a request header.", 1,
+                 "def parse_request(data):\n    return headers(data)\n"),
+        chunk_of("function", "send_reply", "", "", 3, "def send_reply(sock):\n    sock.send(reply)\n")}},
+      {"b.py", std::string(39, '0') + "2",
+       {chunk_of("method", "connect", "Client", "Opens connections to the server.", 1,
+                 "def connect(self):\n    self.connections.append(open_socket())\n")}},
+      {"c.py", std::string(39, '0') + "3",
+       {chunk_of("function", "retry_request", "", "Retries a failed request.", 1,
+                 "def retry_request(request, retries):\n    return parse_request(request)\n")}},
+      {"d.py", std::string(39, '0') + "4",
+       {chunk_of("function", "unrelated", "", "", 1, "def unrelated():\n    return 42\n")}},
+  };
+}
+
+std::vector<std::pair<std::string, int>> places(const search::Source& source,
+                                                const std::vector<store::LexicalHit>& hits) {
+  std::vector<std::int64_t> ids;
+  for (const auto& hit : hits) ids.push_back(hit.chunk_id);
+  auto records = source.chunks_by_id(ids, store::Store::Detail::head);
+  std::vector<std::pair<std::string, int>> result;
+  for (const auto& hit : hits) {
+    const auto found = std::find_if(records.begin(), records.end(), [&](const auto& r) { return r.id == hit.chunk_id; });
+    result.emplace_back(found != records.end() ? found->path : "?", found != records.end() ? found->chunk.start_line : 0);
+  }
+  return result;
+}
+
+} // namespace
+
+TEST_CASE("search::StoreSource scores lexical candidates as the local index does", "[pgstore]") {
+  test::TempDir dir;
+  auto local = std::move(store::Store::open(dir.file("index.db"), store::OpenMode::read_write).value());
+  local->begin();
+  for (const File& file : corpus()) local->put_file({file.path, file.blob, "python", 100, ""}, file.chunks);
+  local->commit();
+
+  auto& server = test_support::PostgresServer::shared();
+  const std::string uri = server.uri(server.create_database("pg_source"));
+  auto shared = std::move(pgstore::Store::open(uri).value());
+  std::vector<pgstore::BlobUpload> blobs;
+  pgstore::Snapshot snapshot{"acme/app", "main", "", "builtin", {}, {}};
+  for (const File& file : corpus()) {
+    pgstore::BlobUpload blob{file.blob, "python", "text", {}};
+    for (const auto& chunk : file.chunks) blob.chunks.push_back(pgstore::ChunkUpload{chunk, "", ""});
+    blobs.push_back(blob);
+    snapshot.files.push_back({file.path, file.blob, "python"});
+  }
+  shared->put_blobs(blobs, "builtin");
+  shared->swap_snapshot(snapshot);
+  auto reader = std::move(pgstore::Reader::open(uri).value());
+  const search::StoreSource remote(*reader, reader->refs());
+  const search::LocalSource here(*local);
+
+  for (const std::string query : {"parse request", "connections", "retries request header", "reply", "nothing"}) {
+    INFO(query);
+    const auto parsed = search::parse_query(query);
+    const auto local_hits = here.lexical_search(parsed, {}, 50).value();
+    const auto remote_hits = remote.lexical_search(parsed, {}, 50).value();
+    CHECK(places(remote, remote_hits) == places(here, local_hits));
+    REQUIRE(remote_hits.size() == local_hits.size());
+    for (std::size_t i = 0; i < local_hits.size(); ++i) {
+      CHECK(remote_hits[i].score == Approx(local_hits[i].score).epsilon(1e-6));
+    }
+  }
+  // And so the same results, in lexical mode, with each result's repository and ref.
+  search::SearchOptions options;
+  options.query = "parse request";
+  options.mode = search::Mode::lexical;
+  const auto local_results = search::search(*local, options, nullptr).value();
+  const auto remote_results = search::search(remote, options, nullptr).value();
+  REQUIRE(remote_results.size() == local_results.size());
+  for (std::size_t i = 0; i < local_results.size(); ++i) {
+    CHECK(remote_results[i].record.path == local_results[i].record.path);
+    CHECK(remote_results[i].score == Approx(local_results[i].score).epsilon(1e-6));
+    CHECK(remote_results[i].origin.repository == "acme/app");
+    CHECK(local_results[i].origin.repository.empty());
+  }
+}

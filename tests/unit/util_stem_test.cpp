@@ -1,0 +1,26 @@
+// Unit tests for core/util/stem.cpp: the Porter stems both sides of a shared store use.
+#include <catch2/catch.hpp>
+
+#include "core/util/stem.hpp"
+
+using kasava::util::porter_stem;
+
+TEST_CASE("util::porter_stem gives the original Porter algorithm's stems") {
+  CHECK(porter_stem("parsing") == "pars");
+  CHECK(porter_stem("parse") == "pars");
+  CHECK(porter_stem("connections") == "connect");
+  CHECK(porter_stem("caresses") == "caress");
+  CHECK(porter_stem("ponies") == "poni");
+  CHECK(porter_stem("relational") == "relat");
+  CHECK(porter_stem("retries") == "retri");
+  CHECK(porter_stem("happy") == "happi");
+}
+
+TEST_CASE("util::porter_stem leaves short, long and odd tokens as they are") {
+  CHECK(porter_stem("is") == "is");
+  CHECK(porter_stem("") == "");
+  CHECK(porter_stem("2048") == "2048");
+  const std::string long_token(65, 'a');
+  CHECK(porter_stem(long_token) == long_token);
+  CHECK(porter_stem("http2") == "http2");
+}
