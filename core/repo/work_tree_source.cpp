@@ -49,6 +49,7 @@
 #include <chrono>
 #include <exception>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -317,10 +318,14 @@ class UntrackedWalk {
 public:
   /// `known`: the untracked cache of an earlier listing, trusted only if its tracked paths
   /// are these; `learnt` receives this listing's.
+  /// `status_reads_index`: false when libgit2 cannot read git's index (a split index), so
+  /// that large untracked trees are walked with lookups rather than handed to its status.
   UntrackedWalk(git_repository* repository, const std::string& root,
                 const std::vector<GitIndexEntry>& entries, const UntrackedCache& known,
-                UntrackedCache& learnt)
-      : m_repository(repository), m_root(root), m_learnt(learnt) {
+                UntrackedCache& learnt, bool status_reads_index)
+      : m_repository(repository), m_root(root), m_learnt(learnt),
+        m_lookup_budget(status_reads_index ? k_lookups_before_status
+                                           : std::numeric_limits<std::size_t>::max()) {
     m_tracked.reserve(entries.size());
     prefault_for_writing(m_tracked.data(), entries.size() * sizeof(std::string_view));
     TrackedPathsDigest digest;
@@ -441,7 +446,7 @@ private:
     std::string path;
     for (const Child& child : children) {
       // Over budget: the caller hands this untracked tree to status, stop walking it.
-      if (m_region_lookups && *m_region_lookups > k_lookups_before_status) return;
+      if (m_region_lookups && *m_region_lookups > m_lookup_budget) return;
       path.assign(relative);
       path.append(names, child.offset, child.length);
       unsigned char type = child.type;
@@ -544,7 +549,7 @@ private:
     walk(path, Range{below, below});
     m_frames.pop_back();
     m_region_lookups = nullptr;
-    if (lookups > k_lookups_before_status) {
+    if (lookups > m_lookup_budget) {
       m_found.resize(found_before);
       untracked_by_status(path);
     }
@@ -632,6 +637,8 @@ private:
   /// one this walk learns: every folder it found holding only tracked entries.
   const UntrackedCache* m_known = nullptr;
   UntrackedCache& m_learnt;
+  /// Lookups an untracked tree may take before libgit2's status walks it instead.
+  std::size_t m_lookup_budget;
   /// Folders whose mtime is this or later are too recent to be cached.
   std::int64_t m_racy_from_ns = 0;
   /// The root, opened with O_PATH by run(); -1 when that failed, and m_prefix is the root's
@@ -711,7 +718,8 @@ private:
 
     std::vector<SourceEntry> untracked;
     TrackedFiles listing = list_tracked(m_root, items, index->mtime_ns, [&] {
-      untracked = UntrackedWalk(m_repository.get(), m_root, items, m_known_cache, m_learnt_cache)
+      untracked = UntrackedWalk(m_repository.get(), m_root, items, m_known_cache, m_learnt_cache,
+                                !index->split)
                       .run();
     });
 
