@@ -2,6 +2,8 @@
 // repositories made with the git CLI in temporary folders, checked against git's own answers.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -445,6 +447,57 @@ TEST_CASE("repo::open_source walks a plain directory") {
         "invalid path");
   CHECK(read_error(*source, SourceEntry{"missing.c", "", 0, EntryKind::regular}) ==
         "no such file or directory");
+}
+
+TEST_CASE("repo::open_source lists a large plain directory as a walk with lstat finds it") {
+  // More files than one stat thread's share, links, special files and names never listed.
+  TempDir temp;
+  const std::string root = temp.path() + "/plain";
+  for (int i = 0; i < 700; ++i)
+    write(root + "/d" + std::to_string(i % 9) + "/s" + std::to_string(i % 4) + "/f" +
+              std::to_string(i) + ".c",
+          std::string(static_cast<std::size_t>(i % 50), 'x'));
+  write(root + "/a-b.txt", "'-' sorts before '/'\n");
+  write(root + "/a/b.txt", "in a\n");
+  write(root + "/d2/.git/HEAD", "a folder named .git is never listed\n");
+  write(root + "/d3/.git", "nor a file\n");
+  write(root + "/d1/.kasava/index.db", "never listed\n");
+  fs::create_symlink("a/b.txt", root + "/link-to-file");
+  fs::create_symlink("d1", root + "/link-to-folder");
+  fs::create_symlink("missing", root + "/dangling");
+  REQUIRE(::mkfifo((root + "/fifo").c_str(), 0600) == 0);
+
+  auto source = open(root);
+  auto entries = list(*source);
+  std::vector<std::string> expected;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
+    const std::string name = it->path().filename().string();
+    if (name == ".git" || name == ".kasava") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_symlink() || it->is_regular_file())
+      expected.push_back(it->path().string().substr(root.size() + 1));
+  }
+  std::sort(expected.begin(), expected.end());
+  REQUIRE(paths_of(entries) == expected);
+  CHECK(expected.size() == 705);
+  for (const SourceEntry& entry : entries) {
+    INFO(entry.path);
+    struct stat info {};
+    REQUIRE(::lstat((root + "/" + entry.path).c_str(), &info) == 0);
+    CHECK(entry.size == static_cast<std::uint64_t>(info.st_size));
+    CHECK(entry.blob_id.empty());
+    if (S_ISLNK(info.st_mode)) {
+      CHECK(entry.kind == EntryKind::symlink);
+    } else {
+      CHECK(entry.kind == EntryKind::regular);
+      CHECK(entry.stat.inode == static_cast<std::uint64_t>(info.st_ino));
+      CHECK(entry.stat.mtime_ns == info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec);
+    }
+  }
+  CHECK(entry_named(entries, "link-to-file").size == 7);
 }
 
 TEST_CASE("repo::find_work_tree") {
