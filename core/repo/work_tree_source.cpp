@@ -709,12 +709,8 @@ private:
       if (!index) return util::Error{"reading the index of '" + m_root + "': " + error};
     }
     const std::vector<GitIndexEntry>& items = index->entries;
-    m_index_has_attributes = std::any_of(items.begin(), items.end(), [](const GitIndexEntry& item) {
-      const std::string_view path = item.path;
-      constexpr std::string_view name = ".gitattributes";
-      return path.size() >= name.size() && path.substr(path.size() - name.size()) == name &&
-             (path.size() == name.size() || path[path.size() - name.size() - 1] == '/');
-    });
+    m_index_has_attributes = std::any_of(items.begin(), items.end(), is_attributes_entry);
+    if (index->split || m_gave_attributes_index) give_libgit2_attributes(*index);
 
     std::vector<SourceEntry> untracked;
     TrackedFiles listing = list_tracked(m_root, items, index->mtime_ns, [&] {
@@ -758,6 +754,40 @@ private:
                std::back_inserter(entries),
                [](const SourceEntry& a, const SourceEntry& b) { return a.path < b.path; });
     return entries;
+  }
+
+  static bool is_attributes_entry(const GitIndexEntry& item) {
+    const std::string_view path = item.path;
+    constexpr std::string_view name = ".gitattributes";
+    return path.size() >= name.size() && path.substr(path.size() - name.size()) == name &&
+           (path.size() == name.size() || path[path.size() - name.size() - 1] == '/');
+  }
+
+  /// libgit2 reads attributes (for clean filters) from git's index too, and cannot read a
+  /// split index: it would fail, and the filters be skipped. So for a split index it is given
+  /// an index in memory holding the attributes files of ours, all it reads of it here; for
+  /// one that is no longer split, its own again.
+  void give_libgit2_attributes(const GitIndexFile& index) {
+    if (!index.split) {
+      git_repository_set_index(m_repository.get(), nullptr);  // read from disk when asked
+      m_gave_attributes_index = false;
+      return;
+    }
+    git_index* raw_index = nullptr;
+    if (git_index_new(&raw_index) < 0) return;
+    const IndexHandle attributes(raw_index);
+    for (const GitIndexEntry& item : index.entries) {
+      if (item.stage != 0 || !is_attributes_entry(item)) continue;
+      const std::string path(item.path);
+      git_index_entry entry{};
+      entry.path = path.c_str();
+      entry.mode = item.mode;
+      std::copy(std::begin(item.id), std::end(item.id), std::begin(entry.id.id));
+      if (git_index_add(attributes.get(), &entry) < 0) return;
+    }
+    if (git_repository_set_index(m_repository.get(), attributes.get()) == 0) {
+      m_gave_attributes_index = true;
+    }
   }
 
   /// The id of a racily clean file's current content, "" when it cannot be read.
@@ -852,6 +882,9 @@ private:
   std::string m_real_root;
   /// Set by each listing: whether git's index tracks a .gitattributes file.
   bool m_index_has_attributes = true;
+  /// Whether libgit2 was given the attributes files of a split index (see
+  /// give_libgit2_attributes).
+  bool m_gave_attributes_index = false;
   std::optional<bool> m_repository_filters;
   /// The untracked cache given by use_untracked_cache(), and the one the last listing learnt.
   UntrackedCache m_known_cache;

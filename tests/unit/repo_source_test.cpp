@@ -181,6 +181,9 @@ TEST_CASE("repo::open_source hashes changed files through git's clean filters") 
   git(repo, "add .gitattributes a.txt");
   git(repo, "commit -q -m first");
   write(repo + "/a.txt", "one\r\ntwo\r\nthree\r\n");
+  const bool split = GENERATE(false, true);
+  INFO("split index " << split);
+  if (split) git(repo, "update-index --split-index");
 
   auto source = open(repo);
   SourceEntry a = entry_named(list(*source), "a.txt");
