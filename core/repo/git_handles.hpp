@@ -7,6 +7,7 @@
 #include <string>
 
 #include <git2.h>
+#include <git2/sys/repository.h>
 
 #include "core/repo/certificates.hpp"
 

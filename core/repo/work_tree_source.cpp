@@ -49,6 +49,7 @@
 #include <chrono>
 #include <exception>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -317,10 +318,14 @@ class UntrackedWalk {
 public:
   /// `known`: the untracked cache of an earlier listing, trusted only if its tracked paths
   /// are these; `learnt` receives this listing's.
+  /// `status_reads_index`: false when libgit2 cannot read git's index (a split index), so
+  /// that large untracked trees are walked with lookups rather than handed to its status.
   UntrackedWalk(git_repository* repository, const std::string& root,
                 const std::vector<GitIndexEntry>& entries, const UntrackedCache& known,
-                UntrackedCache& learnt)
-      : m_repository(repository), m_root(root), m_learnt(learnt) {
+                UntrackedCache& learnt, bool status_reads_index)
+      : m_repository(repository), m_root(root), m_learnt(learnt),
+        m_lookup_budget(status_reads_index ? k_lookups_before_status
+                                           : std::numeric_limits<std::size_t>::max()) {
     m_tracked.reserve(entries.size());
     prefault_for_writing(m_tracked.data(), entries.size() * sizeof(std::string_view));
     TrackedPathsDigest digest;
@@ -441,7 +446,7 @@ private:
     std::string path;
     for (const Child& child : children) {
       // Over budget: the caller hands this untracked tree to status, stop walking it.
-      if (m_region_lookups && *m_region_lookups > k_lookups_before_status) return;
+      if (m_region_lookups && *m_region_lookups > m_lookup_budget) return;
       path.assign(relative);
       path.append(names, child.offset, child.length);
       unsigned char type = child.type;
@@ -544,7 +549,7 @@ private:
     walk(path, Range{below, below});
     m_frames.pop_back();
     m_region_lookups = nullptr;
-    if (lookups > k_lookups_before_status) {
+    if (lookups > m_lookup_budget) {
       m_found.resize(found_before);
       untracked_by_status(path);
     }
@@ -632,6 +637,8 @@ private:
   /// one this walk learns: every folder it found holding only tracked entries.
   const UntrackedCache* m_known = nullptr;
   UntrackedCache& m_learnt;
+  /// Lookups an untracked tree may take before libgit2's status walks it instead.
+  std::size_t m_lookup_budget;
   /// Folders whose mtime is this or later are too recent to be cached.
   std::int64_t m_racy_from_ns = 0;
   /// The root, opened with O_PATH by run(); -1 when that failed, and m_prefix is the root's
@@ -702,16 +709,13 @@ private:
       if (!index) return util::Error{"reading the index of '" + m_root + "': " + error};
     }
     const std::vector<GitIndexEntry>& items = index->entries;
-    m_index_has_attributes = std::any_of(items.begin(), items.end(), [](const GitIndexEntry& item) {
-      const std::string_view path = item.path;
-      constexpr std::string_view name = ".gitattributes";
-      return path.size() >= name.size() && path.substr(path.size() - name.size()) == name &&
-             (path.size() == name.size() || path[path.size() - name.size() - 1] == '/');
-    });
+    m_index_has_attributes = std::any_of(items.begin(), items.end(), is_attributes_entry);
+    if (index->split || m_gave_attributes_index) give_libgit2_attributes(*index);
 
     std::vector<SourceEntry> untracked;
     TrackedFiles listing = list_tracked(m_root, items, index->mtime_ns, [&] {
-      untracked = UntrackedWalk(m_repository.get(), m_root, items, m_known_cache, m_learnt_cache)
+      untracked = UntrackedWalk(m_repository.get(), m_root, items, m_known_cache, m_learnt_cache,
+                                !index->split)
                       .run();
     });
 
@@ -750,6 +754,40 @@ private:
                std::back_inserter(entries),
                [](const SourceEntry& a, const SourceEntry& b) { return a.path < b.path; });
     return entries;
+  }
+
+  static bool is_attributes_entry(const GitIndexEntry& item) {
+    const std::string_view path = item.path;
+    constexpr std::string_view name = ".gitattributes";
+    return path.size() >= name.size() && path.substr(path.size() - name.size()) == name &&
+           (path.size() == name.size() || path[path.size() - name.size() - 1] == '/');
+  }
+
+  /// libgit2 reads attributes (for clean filters) from git's index too, and cannot read a
+  /// split index: it would fail, and the filters be skipped. So for a split index it is given
+  /// an index in memory holding the attributes files of ours, all it reads of it here; for
+  /// one that is no longer split, its own again.
+  void give_libgit2_attributes(const GitIndexFile& index) {
+    if (!index.split) {
+      git_repository_set_index(m_repository.get(), nullptr);  // read from disk when asked
+      m_gave_attributes_index = false;
+      return;
+    }
+    git_index* raw_index = nullptr;
+    if (git_index_new(&raw_index) < 0) return;
+    const IndexHandle attributes(raw_index);
+    for (const GitIndexEntry& item : index.entries) {
+      if (item.stage != 0 || !is_attributes_entry(item)) continue;
+      const std::string path(item.path);
+      git_index_entry entry{};
+      entry.path = path.c_str();
+      entry.mode = item.mode;
+      std::copy(std::begin(item.id), std::end(item.id), std::begin(entry.id.id));
+      if (git_index_add(attributes.get(), &entry) < 0) return;
+    }
+    if (git_repository_set_index(m_repository.get(), attributes.get()) == 0) {
+      m_gave_attributes_index = true;
+    }
   }
 
   /// The id of a racily clean file's current content, "" when it cannot be read.
@@ -844,6 +882,9 @@ private:
   std::string m_real_root;
   /// Set by each listing: whether git's index tracks a .gitattributes file.
   bool m_index_has_attributes = true;
+  /// Whether libgit2 was given the attributes files of a split index (see
+  /// give_libgit2_attributes).
+  bool m_gave_attributes_index = false;
   std::optional<bool> m_repository_filters;
   /// The untracked cache given by use_untracked_cache(), and the one the last listing learnt.
   UntrackedCache m_known_cache;

@@ -162,3 +162,31 @@ TEST_CASE("index: a git repository's .git folder and .kasava/ are never indexed"
   // "sample" is the commit message, in .git/ only.
   CHECK(ask_paths(repo, "COMMIT_EDITMSG HEAD refs").empty());
 }
+
+TEST_CASE("index and ask: a split index (core.splitIndex) is read with its shared index") {
+  FixtureRepo repo;
+  write_sample_project(repo);
+  repo.commit_all("sample");
+  repo.git({"config", "core.splitIndex", "true"});
+  repo.git({"config", "core.untrackedCache", "true"});
+  repo.git({"update-index", "--split-index", "--untracked-cache"});
+  // Changes the shared index does not hold: an addition, a staged edit, a removal.
+  repo.write("src/split_added.py", "def split_index_added_function():\n    return 1\n");
+  repo.git({"add", "src/split_added.py"});
+  repo.write("internal/config/config.go",
+             "package config\n\nfunc splitIndexEditedConfig() int { return 2 }\n");
+  repo.git({"add", "internal/config/config.go"});
+  repo.git({"rm", "-q", "--cached", "docs/deploy.md"});
+  REQUIRE(run_program("git", {"-C", repo.root(), "status", "--porcelain"}).exit_code == 0);
+
+  const JsonValue summary = index_json(repo);
+  // The sample files (docs/deploy.md now untracked, still listed) and the new one.
+  CHECK(summary["files"].get_integer() == static_cast<std::int64_t>(sample_file_count()) + 1);
+  CHECK(contains(ask_paths(repo, "split_index_added_function"), "src/split_added.py"));
+  CHECK(contains(ask_paths(repo, "splitIndexEditedConfig"), "internal/config/config.go"));
+
+  // Nothing changed: the second run reads nothing (the listing is the same).
+  const JsonValue again = index_json(repo);
+  CHECK(again["parsed"].get_integer() == 0);
+  CHECK(again["files"] == summary["files"]);
+}

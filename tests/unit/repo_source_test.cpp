@@ -2,6 +2,8 @@
 // repositories made with the git CLI in temporary folders, checked against git's own answers.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -179,6 +181,9 @@ TEST_CASE("repo::open_source hashes changed files through git's clean filters") 
   git(repo, "add .gitattributes a.txt");
   git(repo, "commit -q -m first");
   write(repo + "/a.txt", "one\r\ntwo\r\nthree\r\n");
+  const bool split = GENERATE(false, true);
+  INFO("split index " << split);
+  if (split) git(repo, "update-index --split-index");
 
   auto source = open(repo);
   SourceEntry a = entry_named(list(*source), "a.txt");
@@ -445,6 +450,57 @@ TEST_CASE("repo::open_source walks a plain directory") {
         "invalid path");
   CHECK(read_error(*source, SourceEntry{"missing.c", "", 0, EntryKind::regular}) ==
         "no such file or directory");
+}
+
+TEST_CASE("repo::open_source lists a large plain directory as a walk with lstat finds it") {
+  // More files than one stat thread's share, links, special files and names never listed.
+  TempDir temp;
+  const std::string root = temp.path() + "/plain";
+  for (int i = 0; i < 700; ++i)
+    write(root + "/d" + std::to_string(i % 9) + "/s" + std::to_string(i % 4) + "/f" +
+              std::to_string(i) + ".c",
+          std::string(static_cast<std::size_t>(i % 50), 'x'));
+  write(root + "/a-b.txt", "'-' sorts before '/'\n");
+  write(root + "/a/b.txt", "in a\n");
+  write(root + "/d2/.git/HEAD", "a folder named .git is never listed\n");
+  write(root + "/d3/.git", "nor a file\n");
+  write(root + "/d1/.kasava/index.db", "never listed\n");
+  fs::create_symlink("a/b.txt", root + "/link-to-file");
+  fs::create_symlink("d1", root + "/link-to-folder");
+  fs::create_symlink("missing", root + "/dangling");
+  REQUIRE(::mkfifo((root + "/fifo").c_str(), 0600) == 0);
+
+  auto source = open(root);
+  auto entries = list(*source);
+  std::vector<std::string> expected;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
+    const std::string name = it->path().filename().string();
+    if (name == ".git" || name == ".kasava") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_symlink() || it->is_regular_file())
+      expected.push_back(it->path().string().substr(root.size() + 1));
+  }
+  std::sort(expected.begin(), expected.end());
+  REQUIRE(paths_of(entries) == expected);
+  CHECK(expected.size() == 705);
+  for (const SourceEntry& entry : entries) {
+    INFO(entry.path);
+    struct stat info {};
+    REQUIRE(::lstat((root + "/" + entry.path).c_str(), &info) == 0);
+    CHECK(entry.size == static_cast<std::uint64_t>(info.st_size));
+    CHECK(entry.blob_id.empty());
+    if (S_ISLNK(info.st_mode)) {
+      CHECK(entry.kind == EntryKind::symlink);
+    } else {
+      CHECK(entry.kind == EntryKind::regular);
+      CHECK(entry.stat.inode == static_cast<std::uint64_t>(info.st_ino));
+      CHECK(entry.stat.mtime_ns == info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec);
+    }
+  }
+  CHECK(entry_named(entries, "link-to-file").size == 7);
 }
 
 TEST_CASE("repo::find_work_tree") {
@@ -762,9 +818,21 @@ TEST_CASE("repo::open_source lists the same files for every index format git wri
   git(repo, "commit -q -m first");
   write(repo + "/dir1/file-1.txt", "changed\n");
   write(repo + "/untracked.txt", "u\n");
-  const std::string version = GENERATE("2", "3", "4");
-  git(repo, "update-index --index-version " + version);
+  const std::string version = GENERATE("2", "3", "4", "split", "split-4");
+  const std::string format = version == "split" ? "2" : version == "split-4" ? "4" : version;
+  git(repo, "update-index --index-version " + format);
   if (version == "3") git(repo, "update-index --skip-worktree dir2/file-2.txt");
+  if (version.rfind("split", 0) == 0) {
+    // libgit2 cannot read a split index; ours applies the shared index. Changes made after
+    // the split live in .git/index only: an edit, a removal, an addition.
+    git(repo, "update-index --split-index");
+    write(repo + "/dir0/file-3.txt", "staged after the split\n");
+    git(repo, "add dir0/file-3.txt");
+    git(repo, "rm -q --cached dir2/file-5.txt");
+    write(repo + "/dir1/added.txt", "added after the split\n");
+    git(repo, "add dir1/added.txt");
+    REQUIRE(run("ls '" + repo + "/.git' | grep -c '^sharedindex'") == "1");
+  }
 
   auto source = open(repo);
   auto entries = list(*source);
@@ -778,7 +846,9 @@ TEST_CASE("repo::open_source lists the same files for every index format git wri
   CHECK(paths_of(entries) == expected);
   for (const auto& entry : entries) {
     INFO(entry.path);
-    if (entry.path == "dir1/file-1.txt" || entry.path == "untracked.txt") {
+    const bool split = version.rfind("split", 0) == 0;
+    if (entry.path == "dir1/file-1.txt" || entry.path == "untracked.txt" ||
+        (split && entry.path == "dir2/file-5.txt")) {
       CHECK(entry.blob_id.empty());
     } else {
       CHECK(entry.blob_id == git(repo, "rev-parse ':" + entry.path + "'"));
@@ -787,13 +857,17 @@ TEST_CASE("repo::open_source lists the same files for every index format git wri
 }
 
 TEST_CASE("repo::open_source lists a large untracked tree like git does") {
-  // Past a few hundred ignore lookups, an untracked folder is handed to libgit2's status.
+  // Past a few hundred ignore lookups, an untracked folder is handed to libgit2's status;
+  // with a split index, which libgit2 cannot read, it is walked with lookups all the same.
   TempDir temp;
   const std::string repo = init_repository(temp.path() + "/work");
   write(repo + "/.gitignore", "*.log\n");
   write(repo + "/tracked.txt", "t\n");
   git(repo, "add .");
   git(repo, "commit -q -m first");
+  const bool split = GENERATE(false, true);
+  INFO("split index " << split);
+  if (split) git(repo, "update-index --split-index");
   for (int i = 0; i < 1200; ++i) {
     const std::string dir = repo + "/fresh/d" + std::to_string(i % 7) + "/";
     write(dir + "f" + std::to_string(i) + (i % 5 == 0 ? ".log" : ".txt"), "x\n");
