@@ -70,6 +70,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -130,13 +131,36 @@ bool has_methods(std::string_view kind) {
          kind == "impl";
 }
 
-// The deadline shared by the parse and query progress callbacks.
+// The time budget shared by the parse and query progress callbacks. It is CPU time of this
+// thread, not wall time: on a loaded machine a thread gets a share of a core, and a wall-clock
+// budget made the same file chunks or line windows depending on the load (the 300 KB files of
+// a unit test fell back to windows at a load of 10 on 2 cores). The wall clock is read
+// at every check (cheap); the thread's CPU clock (a system call) only when the wall time
+// runs out, to see how much of the budget is really used.
 struct Deadline {
-  std::chrono::steady_clock::time_point at;
+  std::chrono::nanoseconds budget;
+  std::chrono::nanoseconds cpu_start = thread_cpu_time();
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now() + budget;
   bool expired = false;
 
+  explicit Deadline(int milliseconds) : budget(std::chrono::milliseconds(milliseconds)) {}
+
+  static std::chrono::nanoseconds thread_cpu_time() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+  }
+
   bool check() {
-    if (!expired && std::chrono::steady_clock::now() > at) expired = true;
+    if (expired) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now <= at) return false;
+    const auto used = thread_cpu_time() - cpu_start;
+    if (used >= budget) {
+      expired = true;
+    } else {
+      at = now + (budget - used);
+    }
     return expired;
   }
 };
@@ -852,8 +876,7 @@ struct Chunker::Impl {
         !ts_parser_set_language(parser.get(), language.language)) {
       return std::nullopt;
     }
-    Deadline deadline{std::chrono::steady_clock::now() +
-                      std::chrono::milliseconds(options.timeout_ms)};
+    Deadline deadline(options.timeout_ms);
     const TSInput input{&content, &read_content, TSInputEncodingUTF8, nullptr};
     const TSParseOptions parse_options{&deadline, &parse_progress};
     TreePtr tree(ts_parser_parse_with_options(parser.get(), nullptr, input, parse_options));
@@ -903,8 +926,7 @@ bool Chunker::parse_only(std::string_view language, std::string_view content) {
       !ts_parser_set_language(parser, state.language)) {
     return false;
   }
-  Deadline deadline{std::chrono::steady_clock::now() +
-                    std::chrono::milliseconds(m_impl->options.timeout_ms)};
+  Deadline deadline(m_impl->options.timeout_ms);
   const TSInput input{&content, &read_content, TSInputEncodingUTF8, nullptr};
   const TSParseOptions parse_options{&deadline, &parse_progress};
   TreePtr tree(ts_parser_parse_with_options(parser, nullptr, input, parse_options));

@@ -26,8 +26,8 @@ bool has_grammar(std::string_view language);
 struct ChunkerOptions {
   int window_lines = 40;      ///< lines per window for gaps and grammar-less files
   int max_chunk_lines = 150;  ///< definitions longer than this are split into parts
-  int timeout_ms = 2000;      ///< budget for parsing and querying one file; past it the
-                              ///< file falls back to line windows
+  int timeout_ms = 2000;      ///< budget (the thread's CPU time) for parsing and querying
+                              ///< one file; past it the file falls back to line windows
   bool whole_tree_query = false;  ///< run the tag query over the whole tree, not only at the
                                   ///< nodes where its patterns start: slower, same chunks
                                   ///< (for tests that compare the two)
