@@ -2,9 +2,15 @@
 #include "commands/publish.hpp"
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
 #include <filesystem>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_set>
+#include <utility>
 
 #include "core/pgstore/store.hpp"
 #include "core/util/strings.hpp"
@@ -14,9 +20,63 @@ namespace kasava::commands {
 namespace {
 
 // A batch of blobs sent in one transaction: large enough to amortise the round trips, small
-// enough to keep a transaction's locks and memory modest.
+// enough to keep a transaction's locks and memory modest, and a publish of a few thousand
+// chunks in more than one batch (so that the senders share it).
 constexpr std::size_t k_batch_blobs = 400;
 constexpr std::size_t k_batch_bytes = 8u << 20;
+constexpr std::size_t k_batch_chunks = 1500;
+// Connections sending batches at once, each its own transactions on its own blobs: the
+// server parses and indexes the rows (tsvector, GIN, term statistics: most of a publish's
+// cost) on as many backends, while this process reads the next batch from the index.
+constexpr std::size_t k_senders = 2;
+// Batches read ahead of the senders: bounds memory to a few batches.
+constexpr std::size_t k_queued_batches = 2;
+
+// Batches handed from the thread that reads them to the threads that send them. The first
+// failure (a sender's, or the reader's through fail()) stops everyone; rethrow() raises it.
+class BatchQueue {
+public:
+  /// Waits for room; false when the publish failed meanwhile.
+  bool push(std::vector<pgstore::BlobUpload> batch) {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [&] { return m_batches.size() < k_queued_batches || m_failure; });
+    if (m_failure) return false;
+    m_batches.push_back(std::move(batch));
+    m_changed.notify_all();
+    return true;
+  }
+  /// The next batch; empty when everything was sent or the publish failed.
+  std::vector<pgstore::BlobUpload> pop() {
+    std::unique_lock lock(m_mutex);
+    m_changed.wait(lock, [&] { return !m_batches.empty() || m_closed || m_failure; });
+    if (m_failure || m_batches.empty()) return {};
+    auto batch = std::move(m_batches.front());
+    m_batches.pop_front();
+    m_changed.notify_all();
+    return batch;
+  }
+  void close() {
+    std::lock_guard lock(m_mutex);
+    m_closed = true;
+    m_changed.notify_all();
+  }
+  void fail(std::exception_ptr failure) {
+    std::lock_guard lock(m_mutex);
+    if (!m_failure) m_failure = std::move(failure);
+    m_changed.notify_all();
+  }
+  void rethrow() {
+    std::lock_guard lock(m_mutex);
+    if (m_failure) std::rethrow_exception(m_failure);
+  }
+
+private:
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  std::deque<std::vector<pgstore::BlobUpload>> m_batches;
+  bool m_closed = false;
+  std::exception_ptr m_failure;
+};
 
 } // namespace
 
@@ -62,50 +122,82 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
   shared.hold_publish_lock();  // until the swap: no collection between check and swap
   const std::vector<std::string> present_list = shared.present_blobs(ids, request.model);
   std::unordered_set<std::string> present(present_list.begin(), present_list.end());
+  BatchQueue queue;
+  // The senders: this connection, and another one from the second batch on (a publish of a
+  // few changed files needs no more).
+  std::vector<std::unique_ptr<pgstore::Store>> more;
+  std::vector<std::thread> senders;
+  const auto sender = [&](pgstore::Store& store) {
+    try {
+      for (auto batch = queue.pop(); !batch.empty(); batch = queue.pop()) {
+        store.put_blobs(std::move(batch), request.model);
+      }
+    } catch (...) {
+      queue.fail(std::current_exception());
+    }
+  };
   std::vector<pgstore::BlobUpload> batch;
   std::size_t batch_bytes = 0;
+  std::size_t batch_chunks = 0;
+  std::size_t batches = 0;
   const auto send = [&] {
-    if (batch.empty()) return;
+    if (batch.empty()) return true;
+    if (batches++ > 0 && senders.size() < k_senders) {
+      auto another = pgstore::Store::open(request.conninfo);
+      if (!another) throw util::Failure(another.error());
+      more.push_back(std::move(another).value());
+      senders.emplace_back(sender, std::ref(*more.back()));
+    }
     for (const auto& blob : batch) summary.chunks_sent += static_cast<std::int64_t>(blob.chunks.size());
     summary.blobs_sent += static_cast<std::int64_t>(batch.size());
-    shared.put_blobs(std::move(batch), request.model);
-    batch.clear();
     batch_bytes = 0;
+    batch_chunks = 0;
+    return queue.push(std::exchange(batch, {}));
   };
-  for (const store::IndexedFile& file : files) {
-    if (present.count(file.blob_id) > 0) continue;
-    present.insert(file.blob_id);  // one upload per blob, whatever paths share it
-    repo::SourceEntry entry;
-    entry.path = file.path;
-    entry.blob_id = file.blob_id;
-    auto text = source.read(entry);
-    if (!text) {
-      throw util::Failure("publishing " + util::quoted(file.path) + ": " + text.error().message);
+  senders.emplace_back(sender, std::ref(shared));
+  try {
+    for (const store::IndexedFile& file : files) {
+      if (present.count(file.blob_id) > 0) continue;
+      present.insert(file.blob_id);  // one upload per blob, whatever paths share it
+      repo::SourceEntry entry;
+      entry.path = file.path;
+      entry.blob_id = file.blob_id;
+      auto text = source.read(entry);
+      if (!text) {
+        throw util::Failure("publishing " + util::quoted(file.path) + ": " + text.error().message);
+      }
+      // The store keys everything by this id, shared by every repository: it must be the hash
+      // of the text sent, or one publisher could change what others find.
+      if (repo::blob_id_of(*text) != file.blob_id) {
+        throw util::Failure("publishing " + util::quoted(file.path) +
+                            ": the file changed since it was indexed; run `kasava index --store` again");
+      }
+      auto content = local.file_export(file.path);
+      if (!content) continue;
+      pgstore::BlobUpload upload;
+      upload.blob_id = file.blob_id;
+      upload.language = file.language;
+      upload.text = std::move(*text);
+      for (std::size_t i = 0; i < content->chunks.size(); ++i) {
+        pgstore::ChunkUpload chunk;
+        chunk.chunk = std::move(content->chunks[i]);
+        chunk.code.assign(content->codes[i].begin(), content->codes[i].end());
+        chunk.values.assign(content->values[i].begin(), content->values[i].end());
+        upload.chunks.push_back(std::move(chunk));
+      }
+      batch_bytes += upload.text.size();
+      batch_chunks += upload.chunks.size();
+      batch.push_back(std::move(upload));
+      const bool full = batch.size() >= k_batch_blobs || batch_bytes >= k_batch_bytes || batch_chunks >= k_batch_chunks;
+      if (full && !send()) break;
     }
-    // The store keys everything by this id, shared by every repository: it must be the hash
-    // of the text sent, or one publisher could change what others find.
-    if (repo::blob_id_of(*text) != file.blob_id) {
-      throw util::Failure("publishing " + util::quoted(file.path) +
-                          ": the file changed since it was indexed; run `kasava index --store` again");
-    }
-    auto content = local.file_export(file.path);
-    if (!content) continue;
-    pgstore::BlobUpload upload;
-    upload.blob_id = file.blob_id;
-    upload.language = file.language;
-    upload.text = std::move(*text);
-    for (std::size_t i = 0; i < content->chunks.size(); ++i) {
-      pgstore::ChunkUpload chunk;
-      chunk.chunk = std::move(content->chunks[i]);
-      chunk.code.assign(content->codes[i].begin(), content->codes[i].end());
-      chunk.values.assign(content->values[i].begin(), content->values[i].end());
-      upload.chunks.push_back(std::move(chunk));
-    }
-    batch_bytes += upload.text.size();
-    batch.push_back(std::move(upload));
-    if (batch.size() >= k_batch_blobs || batch_bytes >= k_batch_bytes) send();
+    send();
+  } catch (...) {
+    queue.fail(std::current_exception());
   }
-  send();
+  queue.close();
+  for (std::thread& thread : senders) thread.join();
+  queue.rethrow();
   const pgstore::SwapResult swapped = shared.swap_snapshot(snapshot);
   summary.changed = swapped.changed;
   summary.chunks = swapped.chunks;

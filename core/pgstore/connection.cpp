@@ -6,6 +6,8 @@
 #include <libpq-fe.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <type_traits>
 
 #include "core/util/strings.hpp"
 
@@ -169,20 +171,7 @@ Rows Connection::exec(std::string_view sql, const std::vector<Param>& params) {
   PGresult* result = PQexecParams(m_handle->conn, statement.c_str(), static_cast<int>(params.size()),
                                   nullptr, values.data(), lengths.data(), formats.data(), 0);
   const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    std::string sqlstate;
-    std::string said;
-    if (result != nullptr) {
-      if (const char* code = PQresultErrorField(result, PG_DIAG_SQLSTATE); code != nullptr) sqlstate = code;
-      said = one_line(PQresultErrorMessage(result));
-      PQclear(result);
-    }
-    if (said.empty()) said = one_line(PQerrorMessage(m_handle->conn));
-    if (PQstatus(m_handle->conn) != CONNECTION_OK) {
-      said += "; the connection was lost: check that PostgreSQL is running there";
-    }
-    throw QueryError(scrub("store at " + m_where + ": " + said), sqlstate);
-  }
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(result);
   Rows rows;
   const int count = PQntuples(result);
   const int columns = PQnfields(result);
@@ -214,6 +203,249 @@ void Connection::exec_script(std::string_view sql) {
     PQclear(result);
   }
   throw QueryError(scrub("store at " + m_where + ": " + said), sqlstate);
+}
+
+void Connection::fail(PGresult* result) const {
+  std::string sqlstate;
+  std::string said;
+  if (result != nullptr) {
+    if (const char* code = PQresultErrorField(result, PG_DIAG_SQLSTATE); code != nullptr) sqlstate = code;
+    said = one_line(PQresultErrorMessage(result));
+    PQclear(result);
+  }
+  fail(said, std::move(sqlstate));
+}
+
+void Connection::fail(const std::string& said_by_server, std::string sqlstate) const {
+  std::string said = said_by_server.empty() ? one_line(PQerrorMessage(m_handle->conn)) : said_by_server;
+  if (PQstatus(m_handle->conn) != CONNECTION_OK) {
+    said += "; the connection was lost: check that PostgreSQL is running there";
+  }
+  throw QueryError(scrub("store at " + m_where + ": " + said), std::move(sqlstate));
+}
+
+namespace {
+
+// What a COPY sends to the server at a time: large enough for few calls, small enough that
+// the server starts on the first rows while later ones are being made.
+constexpr std::size_t k_copy_flush_bytes = 256u << 10;
+
+// Ends the COPY of `conn` (with `abort_message`, or normally when null) and collects its
+// result: nullptr when it succeeded (`rows` gets the count), else the failed result.
+PGresult* end_copy(PGconn* conn, const char* abort_message, std::int64_t& rows) {
+  rows = 0;
+  PGresult* failure = nullptr;
+  if (PQputCopyEnd(conn, abort_message) != 1) return nullptr;  // the connection is gone
+  // The COPY's result, then nothing; a result still in COPY state means libpq could not end
+  // it (a lost connection): stop rather than wait.
+  while (PGresult* result = PQgetResult(conn)) {
+    const ExecStatusType status = PQresultStatus(result);
+    if (status == PGRES_COMMAND_OK) {
+      const char* count = PQcmdTuples(result);
+      rows = count != nullptr && *count != '\0' ? std::strtoll(count, nullptr, 10) : 0;
+      PQclear(result);
+    } else if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH) {
+      PQclear(result);
+      break;
+    } else if (failure == nullptr) {
+      failure = result;
+    } else {
+      PQclear(result);
+    }
+  }
+  return failure;
+}
+
+} // namespace
+
+namespace {
+
+// Appends `value` in network byte order.
+template <typename Integer>
+void put_big_endian(std::string& out, Integer value) {
+  const auto bits = static_cast<std::make_unsigned_t<Integer>>(value);
+  for (int shift = static_cast<int>(sizeof(Integer) * 8) - 8; shift >= 0; shift -= 8) {
+    out += static_cast<char>((bits >> shift) & 0xff);
+  }
+}
+
+} // namespace
+
+CopyIn::CopyIn(Connection& connection, std::string_view sql) : m_connection(connection) {
+  PGconn* conn = m_connection.m_handle->conn;
+  const std::string statement(sql);
+  PGresult* result = PQexec(conn, statement.c_str());
+  if (result == nullptr || PQresultStatus(result) != PGRES_COPY_IN) {
+    m_open = false;
+    m_connection.fail(result);
+  }
+  PQclear(result);
+  m_buffer.reserve(k_copy_flush_bytes + (64u << 10));
+  // The binary format's signature, flags (none) and header extension (none).
+  m_buffer.append("PGCOPY\n\xff\r\n\0", 11);
+  put_big_endian<std::int32_t>(m_buffer, 0);
+  put_big_endian<std::int32_t>(m_buffer, 0);
+}
+
+CopyIn::~CopyIn() {
+  if (!m_open) return;
+  std::int64_t rows = 0;
+  if (PGresult* failure = end_copy(m_connection.m_handle->conn, "kasava stopped sending rows", rows)) {
+    PQclear(failure);
+  }
+}
+
+void CopyIn::begin_field(std::int32_t length) {
+  if (m_row_start == std::string::npos) {
+    m_row_start = m_buffer.size();
+    m_buffer.append(2, '\0');  // the field count, written by end_row
+    m_fields = 0;
+  }
+  ++m_fields;
+  put_big_endian(m_buffer, length);
+}
+
+CopyIn& CopyIn::value(std::string_view encoded) {
+  begin_field(static_cast<std::int32_t>(encoded.size()));
+  m_buffer.append(encoded);
+  return *this;
+}
+
+CopyIn& CopyIn::int16(std::int16_t number) {
+  begin_field(2);
+  put_big_endian(m_buffer, number);
+  return *this;
+}
+
+CopyIn& CopyIn::int32(std::int32_t number) {
+  begin_field(4);
+  put_big_endian(m_buffer, number);
+  return *this;
+}
+
+CopyIn& CopyIn::int64(std::int64_t number) {
+  begin_field(8);
+  put_big_endian(m_buffer, number);
+  return *this;
+}
+
+CopyIn& CopyIn::null() {
+  begin_field(-1);
+  return *this;
+}
+
+void CopyIn::end_row() {
+  if (m_row_start == std::string::npos) return;
+  const auto count = static_cast<std::uint16_t>(m_fields);
+  m_buffer[m_row_start] = static_cast<char>(count >> 8);
+  m_buffer[m_row_start + 1] = static_cast<char>(count & 0xff);
+  m_row_start = std::string::npos;
+  if (m_buffer.size() >= k_copy_flush_bytes) flush();
+}
+
+void CopyIn::flush() {
+  if (m_buffer.empty()) return;
+  PGconn* conn = m_connection.m_handle->conn;
+  if (PQputCopyData(conn, m_buffer.data(), static_cast<int>(m_buffer.size())) != 1) {
+    m_open = false;
+    std::int64_t rows = 0;
+    m_connection.fail(end_copy(conn, "kasava could not send rows", rows));
+  }
+  m_buffer.clear();
+}
+
+std::int64_t CopyIn::finish() {
+  put_big_endian<std::int16_t>(m_buffer, -1);  // the trailer
+  flush();
+  m_open = false;
+  PGconn* conn = m_connection.m_handle->conn;
+  std::int64_t rows = 0;
+  if (PGresult* failure = end_copy(conn, nullptr, rows)) m_connection.fail(failure);
+  if (PQstatus(conn) != CONNECTION_OK) m_connection.fail("", "");
+  return rows;
+}
+
+std::string binary_bits(std::string_view bytes) {
+  std::string out;
+  out.reserve(4 + bytes.size());
+  put_big_endian(out, static_cast<std::int32_t>(bytes.size() * 8));
+  out.append(bytes);
+  return out;
+}
+
+std::optional<std::string> binary_tsvector(std::string_view text) {
+  // tsvector's binary form: the lexeme count, then per lexeme its bytes and a NUL, its
+  // position count and each position (14 bits) with its weight (2 bits: A 3, B 2, C 1, D 0).
+  std::string out(4, '\0');
+  std::int32_t lexemes = 0;
+  std::vector<std::uint16_t> positions;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    if (text[at] == ' ') {
+      ++at;
+      continue;
+    }
+    if (text[at] != '\'') return std::nullopt;
+    ++at;
+    const std::size_t lexeme_start = out.size();
+    for (;; ++at) {
+      if (at >= text.size()) return std::nullopt;
+      char c = text[at];
+      if (c == '\'') {
+        if (at + 1 < text.size() && text[at + 1] == '\'') {
+          ++at;  // '' is one quote
+        } else {
+          ++at;
+          break;
+        }
+      } else if (c == '\\') {
+        if (++at >= text.size()) return std::nullopt;
+        c = text[at];
+      }
+      if (c == '\0') return std::nullopt;
+      out += c;
+    }
+    if (out.size() == lexeme_start) return std::nullopt;
+    out += '\0';
+    positions.clear();
+    if (at < text.size() && text[at] == ':') {
+      ++at;
+      for (;;) {
+        std::uint32_t position = 0;
+        const std::size_t digits = at;
+        while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
+          position = std::min<std::uint32_t>(position * 10 + static_cast<std::uint32_t>(text[at] - '0'), 16383);
+          ++at;
+        }
+        if (at == digits || position == 0) return std::nullopt;
+        std::uint16_t weight = 0;
+        if (at < text.size() && text[at] >= 'A' && text[at] <= 'D') weight = static_cast<std::uint16_t>('D' - text[at++]);
+        // As tsvector's text input does: one entry per position, with the highest weight,
+        // except at the last position (where positions past it are capped), which keeps its first.
+        if (!positions.empty() && (positions.back() & 0x3fff) >= position) {
+          if ((positions.back() & 0x3fff) != position) return std::nullopt;
+          if ((positions.back() >> 14) < weight && position != 16383) {
+            positions.back() = static_cast<std::uint16_t>(weight << 14 | position);
+          }
+        } else if (positions.size() < 256) {
+          positions.push_back(static_cast<std::uint16_t>(weight << 14 | position));
+        }
+        if (at < text.size() && text[at] == ',') {
+          ++at;
+          continue;
+        }
+        break;
+      }
+    }
+    if (at < text.size() && text[at] != ' ') return std::nullopt;
+    put_big_endian(out, static_cast<std::uint16_t>(positions.size()));
+    for (const std::uint16_t position : positions) put_big_endian(out, position);
+    ++lexemes;
+  }
+  std::string count;
+  put_big_endian(count, lexemes);
+  out.replace(0, 4, count);
+  return out;
 }
 
 Transaction::Transaction(Connection& connection) : m_connection(connection) {

@@ -13,6 +13,8 @@
 
 #include "core/util/result.hpp"
 
+struct pg_result;  // libpq's PGresult, named here without including libpq
+
 namespace kasava::pgstore {
 
 /// What a connection adds to the caller's connection string when it sets neither.
@@ -73,7 +75,12 @@ public:
   std::string scrub(std::string message) const;
 
 private:
+  friend class CopyIn;
   Connection() = default;
+  // Throw the QueryError of a failed statement: what the server said (from `result`, cleared
+  // here) else libpq, its SQLSTATE, and a note when the connection is gone.
+  [[noreturn]] void fail(pg_result* result) const;
+  [[noreturn]] void fail(const std::string& said, std::string sqlstate) const;
   struct Handle;
   std::unique_ptr<Handle> m_handle;
   std::string m_where;
@@ -93,6 +100,47 @@ private:
   Connection& m_connection;
   bool m_open = true;
 };
+
+/// A `COPY … FROM STDIN (FORMAT binary)`: rows are built field by field in PostgreSQL's
+/// binary forms (no text for the server to parse: a tsvector's text input alone costs more
+/// than inserting its row) and streamed to the server as the buffer fills, so that it inserts
+/// while the caller makes the next rows. The fields must follow the statement's column list,
+/// each in its column type's binary form. finish() ends it and throws QueryError when the
+/// server refused a row; a CopyIn destroyed before finish() aborts the COPY (its transaction
+/// then fails, as it should).
+class CopyIn {
+public:
+  /// `sql`: COPY table(columns) FROM STDIN (FORMAT binary).
+  CopyIn(Connection& connection, std::string_view sql);
+  ~CopyIn();
+  CopyIn(const CopyIn&) = delete;
+  CopyIn& operator=(const CopyIn&) = delete;
+
+  /// A value in its binary form as is: text (valid UTF-8, no NUL) and bytea are their bytes.
+  CopyIn& value(std::string_view encoded);
+  CopyIn& int16(std::int16_t number);
+  CopyIn& int32(std::int32_t number);
+  CopyIn& int64(std::int64_t number);
+  CopyIn& null();
+  void end_row();
+  /// Sends what is left and ends the COPY; returns the rows the server copied.
+  std::int64_t finish();
+
+private:
+  void begin_field(std::int32_t length);
+  void flush();
+  Connection& m_connection;
+  std::string m_buffer;
+  std::size_t m_row_start = std::string::npos;  ///< where the row's field count goes
+  std::int16_t m_fields = 0;
+  bool m_open = true;
+};
+
+/// The binary form of bit varying for these bytes (all their bits, first byte first).
+std::string binary_bits(std::string_view bytes);
+/// The binary form of a tsvector from its text form as kasava writes it ('lexeme':1A,7D …,
+/// lexemes sorted and unique, positions ascending): nullopt for any other text.
+std::optional<std::string> binary_tsvector(std::string_view text);
 
 /// The bytes of a bytea value as PostgreSQL prints it in text ("\x0a1b…").
 std::string decode_bytea(std::string_view text);

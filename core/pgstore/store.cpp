@@ -1,6 +1,6 @@
 // The shared PostgreSQL store (see store.hpp): schema versions, publishing, status. Bulk rows
-// travel as array parameters expanded with unnest() on the server: one statement per table
-// and batch, no SQL built from data.
+// travel as array parameters expanded with unnest() on the server (one statement per table
+// and batch, no SQL built from data), the largest (blob texts, chunks) as binary COPY streams.
 #include "core/pgstore/store.hpp"
 
 #include <algorithm>
@@ -204,9 +204,10 @@ std::int16_t model_id(Connection& connection, const std::string& model) {
 
 // Runs `work` in a transaction, again when PostgreSQL chose it as a deadlock's victim or
 // failed it for serialization (neither should happen with the lock order kept here; a retry
-// keeps a publish going if it does).
+// keeps a publish going if it does), and with `unique_too` when a row it adds was added
+// meanwhile by another session (the next attempt sees that row and skips it).
 template <typename Work>
-auto with_retries(Connection& connection, Work work) {
+auto with_retries(Connection& connection, Work work, bool unique_too = false) {
   for (int attempt = 1;; ++attempt) {
     try {
       Transaction transaction(connection);
@@ -214,7 +215,8 @@ auto with_retries(Connection& connection, Work work) {
       transaction.commit();
       return result;
     } catch (const QueryError& error) {
-      if (!error.retryable() || attempt == 5) throw;
+      const bool again = error.retryable() || (unique_too && error.sqlstate() == "23505");
+      if (!again || attempt == 5) throw;
     }
   }
 }
@@ -329,6 +331,11 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
   const std::int16_t model_number = model_id(c, model);  // committed on its own: first in lock order
   const std::string model_param = std::to_string(model_number);
   return with_retries(c, [&]() -> std::int64_t {
+    // Not waiting for this commit's WAL to reach the disk: a server crash may lose the last
+    // batches, which the next publish sends again (it asks which blobs the store holds), and
+    // never a half-batch. The swap that makes them visible commits synchronously, flushing
+    // the WAL of every batch before it.
+    c.exec("SET LOCAL synchronous_commit = off");
     // 1. The blob rows, in id order; those another publisher holds are skipped.
     std::vector<std::string> ids, languages, counts;
     for (const BlobUpload& blob : blobs) {
@@ -345,64 +352,69 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
     std::set<std::string> mine;
     for (const auto& row : inserted.rows) mine.insert(row.at(0));
     if (mine.empty()) return 0;
-    // 2. Their texts (shared across models), then chunks, then statistics, each in key order.
-    std::vector<std::string> text_ids, sizes, texts;
-    std::vector<std::string> c_blob, c_ordinal, c_kind, c_symbol, c_parent, c_signature, c_doc,
-        c_start, c_end, c_length, c_terms, c_code, c_vector;
+    // 2. Their texts (shared across models: those another model's publish stored are left
+    // alone), then chunks, each streamed with COPY in key order: the server parses and inserts
+    // a buffer while the next is made. No row can conflict: this transaction holds the new
+    // blob rows, and a text stored meanwhile by another model's publisher fails this one
+    // with a unique violation, run again (with_retries) to skip it.
+    std::vector<std::string> mine_list(mine.begin(), mine.end());
+    const Rows stored_texts = c.exec(
+        "SELECT encode(blob_id, 'hex') FROM blob_texts WHERE blob_id = ANY "
+        "(SELECT decode(h, 'hex') FROM unnest($1::text[]) h)",
+        {Param::text(array_literal(mine_list))});
+    std::set<std::string> has_text;
+    for (const auto& row : stored_texts.rows) has_text.insert(row.at(0));
+    {
+      CopyIn texts(c, "COPY blob_texts(blob_id, size, text) FROM STDIN (FORMAT binary)");
+      for (const BlobUpload& blob : blobs) {
+        if (mine.count(blob.blob_id) == 0 || has_text.count(blob.blob_id) > 0) continue;
+        texts.value(*from_hex(blob.blob_id))
+            .int64(static_cast<std::int64_t>(blob.text.size()))
+            .value(util::compress(blob.text))
+            .end_row();
+      }
+      texts.finish();
+    }
     std::map<std::string, std::int64_t> term_counts;
     std::int64_t chunk_count = 0;
     std::int64_t token_count = 0;
-    for (const BlobUpload& blob : blobs) {
-      if (mine.count(blob.blob_id) == 0) continue;
-      text_ids.push_back(blob.blob_id);
-      sizes.push_back(std::to_string(blob.text.size()));
-      texts.push_back(to_hex(util::compress(blob.text)));
-      for (std::size_t i = 0; i < blob.chunks.size(); ++i) {
-        const ChunkUpload& upload = blob.chunks[i];
-        const types::Chunk& chunk = upload.chunk;
-        int length = 0;
-        c_blob.push_back(blob.blob_id);
-        c_ordinal.push_back(std::to_string(i));
-        c_kind.push_back(clean_text(chunk.kind));
-        c_symbol.push_back(clean_text(chunk.symbol));
-        c_parent.push_back(clean_text(chunk.parent));
-        c_signature.push_back(clean_text(chunk.signature));
-        c_doc.push_back(clean_text(chunk.doc));
-        c_start.push_back(std::to_string(chunk.start_line));
-        c_end.push_back(std::to_string(chunk.end_line));
-        std::vector<std::string> distinct;
-        c_terms.push_back(chunk_terms(chunk, length, &distinct));
-        c_length.push_back(std::to_string(length));
-        std::string code;
-        if (!upload.code.empty()) code.append("x").append(to_hex(upload.code));
-        c_code.push_back(std::move(code));
-        c_vector.push_back(to_hex(upload.values));
-        ++chunk_count;
-        token_count += length;
-        for (const std::string& term : distinct) ++term_counts[term];
+    {
+      CopyIn rows(c, "COPY chunks(blob_id, model_id, ordinal, kind, symbol, parent, signature, doc, "
+                     "start_line, end_line, length, terms, code, vector) FROM STDIN (FORMAT binary)");
+      std::vector<std::string> distinct;
+      for (const BlobUpload& blob : blobs) {
+        if (mine.count(blob.blob_id) == 0) continue;
+        const std::string id = *from_hex(blob.blob_id);
+        for (std::size_t i = 0; i < blob.chunks.size(); ++i) {
+          const ChunkUpload& upload = blob.chunks[i];
+          const types::Chunk& chunk = upload.chunk;
+          int length = 0;
+          distinct.clear();
+          const std::optional<std::string> terms = binary_tsvector(chunk_terms(chunk, length, &distinct));
+          if (!terms) throw util::Failure("store: a chunk's terms of blob " + blob.blob_id + " are not a tsvector");
+          rows.value(id)
+              .int16(model_number)
+              .int32(static_cast<std::int32_t>(i))
+              .value(clean_text(chunk.kind))
+              .value(clean_text(chunk.symbol))
+              .value(clean_text(chunk.parent))
+              .value(clean_text(chunk.signature))
+              .value(clean_text(chunk.doc))
+              .int32(chunk.start_line)
+              .int32(chunk.end_line)
+              .int32(length)
+              .value(*terms);
+          if (upload.code.empty()) rows.null();
+          else rows.value(binary_bits(upload.code));
+          if (upload.values.empty()) rows.null();
+          else rows.value(upload.values);
+          rows.end_row();
+          ++chunk_count;
+          token_count += length;
+          for (std::string& term : distinct) ++term_counts[std::move(term)];
+        }
       }
-    }
-    c.exec("INSERT INTO blob_texts(blob_id, size, text) "
-           "SELECT decode(b, 'hex'), s, decode(t, 'hex') FROM unnest($1::text[], $2::bigint[], $3::text[]) "
-           "AS u(b, s, t) ORDER BY b ON CONFLICT DO NOTHING",
-           {Param::text(array_literal(text_ids)), Param::text(array_literal(sizes)),
-            Param::text(array_literal(texts))});
-    if (!c_blob.empty()) {
-      c.exec("INSERT INTO chunks(blob_id, model_id, ordinal, kind, symbol, parent, signature, doc, "
-             "start_line, end_line, length, terms, code, vector) "
-             "SELECT decode(b, 'hex'), $1, o, k, s, p, g, d, sl, el, n, t::tsvector, "
-             "CASE WHEN x = '' THEN NULL ELSE x::bit varying END, "
-             "CASE WHEN v = '' THEN NULL ELSE decode(v, 'hex') END "
-             "FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], "
-             "$8::text[], $9::int[], $10::int[], $11::int[], $12::text[], $13::text[], $14::text[]) "
-             "AS u(b, o, k, s, p, g, d, sl, el, n, t, x, v)",
-             {Param::text(model_param), Param::text(array_literal(c_blob)),
-              Param::text(array_literal(c_ordinal)), Param::text(array_literal(c_kind)),
-              Param::text(array_literal(c_symbol)), Param::text(array_literal(c_parent)),
-              Param::text(array_literal(c_signature)), Param::text(array_literal(c_doc)),
-              Param::text(array_literal(c_start)), Param::text(array_literal(c_end)),
-              Param::text(array_literal(c_length)), Param::text(array_literal(c_terms)),
-              Param::text(array_literal(c_code)), Param::text(array_literal(c_vector))});
+      rows.finish();
     }
     if (!term_counts.empty()) {
       std::vector<std::string> terms, frequencies;
@@ -420,7 +432,7 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
            {Param::text(model_param), Param::text(std::to_string(chunk_count)),
             Param::text(std::to_string(token_count))});
     return static_cast<std::int64_t>(mine.size());
-  });
+  }, true);
 }
 
 SwapResult Store::swap_snapshot(const Snapshot& snapshot) {

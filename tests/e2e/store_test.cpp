@@ -1,8 +1,8 @@
 // End-to-end tests of the shared PostgreSQL store (`kasava index --store`, `kasava status
 // --store`) against a real server the tests start (tests/support/postgres_server.hpp): several
 // repositories and branches published, a fork sending only its own blobs, a re-publish sending
-// nothing, concurrent publishers, a server that refuses or is not there. Every run's output is
-// searched for the server's password.
+// nothing, concurrent publishers, a publish of several batches on two connections, a server
+// that refuses or is not there. Every run's output is searched for the server's password.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -339,6 +339,36 @@ TEST_CASE("store: a publish killed before its swap leaves the old snapshot, the 
   CHECK(again.find("changed")->get_bool() == true);
   CHECK(server.psql(database, "SELECT commit_id FROM refs") == new_commit);
   CHECK(count(database, "SELECT count(*) FROM blobs") == blobs + 1);
+}
+
+TEST_CASE("store: a publish of several batches, sent on two connections, stores every chunk once",
+          "[store]") {
+  PostgresServer& server = PostgresServer::shared();
+  const std::string database = server.create_database("batches");
+  const std::string uri = server.uri(database);
+  // 40 files of 60 functions: more than one batch (1,500 chunks), so two senders share them.
+  FixtureRepo repo;
+  for (int f = 0; f < 40; ++f) {
+    std::string text;
+    for (int i = 0; i < 60; ++i) {
+      text += "def handler_" + std::to_string(f) + "_" + std::to_string(i) + "(request):\n    return route_" +
+              std::to_string(i) + "(request, " + std::to_string(f * 100 + i) + ")\n\n\n";
+    }
+    repo.write("pkg/module_" + std::to_string(f) + ".py", text);
+  }
+  repo.commit_all("many functions");
+  const util::JsonValue published = publish(repo, uri, {"--name", "acme/many"});
+  const std::int64_t sent = published.find("chunks_sent")->get_integer().value_or(-1);
+  CHECK(sent > 1500);
+  CHECK(published.find("blobs_sent")->get_integer() == 40);
+  CHECK(published.find("chunks")->get_integer() == sent);
+  CHECK(count(database, "SELECT count(*) FROM blobs") == 40);
+  CHECK(count(database, "SELECT count(*) FROM chunks") == sent);
+  CHECK(count(database, "SELECT count(DISTINCT (blob_id, ordinal)) FROM chunks") == sent);
+  CHECK(count(database, "SELECT count(*) FROM blob_texts") == 40);
+  CHECK(count(database, "SELECT chunks FROM model_stats") == sent);
+  CHECK(count(database, "SELECT chunks FROM term_stats WHERE term = 'request'") == sent);
+  CHECK(count(database, "SELECT count(*) FROM chunks WHERE code IS NULL OR vector IS NULL") == 0);
 }
 
 }  // namespace kasava::e2e

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <string>
 #include <thread>
@@ -256,4 +257,128 @@ TEST_CASE("pgstore: a connection string libpq cannot read is refused without quo
   INFO(opened.error().message);
   CHECK(opened.error().message.find("Quoted-Secret-1") == std::string::npos);
   CHECK(opened.error().message.find("neither a postgresql:// URI nor key=value") != std::string::npos);
+}
+
+TEST_CASE("pgstore: a tsvector sent in binary is the one its text form reads as", "[pgstore][copy]") {
+  PostgresServer& server = PostgresServer::shared();
+  const std::string database = server.create_database("binary_terms");
+  auto opened = Connection::open(server.uri(database));
+  REQUIRE(opened);
+  Connection& c = **opened;
+  c.exec("CREATE TABLE t(n integer, v tsvector, b bit varying)");
+  // Quotes and backslashes escaped, non-ASCII, every weight, repeated positions (the text
+  // input keeps one: with the highest weight, or the first at the capped last position), a
+  // lexeme without positions, and what chunk_terms makes of a chunk.
+  kasava::types::Chunk chunk;
+  chunk.symbol = "parse_request";
+  chunk.signature = "def parse_request(raw, héllo)";
+  chunk.doc = "Parses a request.";
+  chunk.text = "def parse_request(raw, héllo):\n    return raw.split('\\\\')\n";
+  int length = 0;
+  const std::vector<std::string> literals = {
+      "'it''s':1A 'back\\\\slash':2B,3C 'ünï':4D",
+      "'cap':16382D,16383D,16383B 'bare' 'x':7", "'dup':5D,5B,6A",
+      "",
+      kasava::pgstore::chunk_terms(chunk, length),
+  };
+  {
+    kasava::pgstore::Transaction transaction(c);
+    kasava::pgstore::CopyIn copy(c, "COPY t(n, v, b) FROM STDIN (FORMAT binary)");
+    for (std::size_t i = 0; i < literals.size(); ++i) {
+      const auto binary = kasava::pgstore::binary_tsvector(literals[i]);
+      REQUIRE(binary);
+      copy.int32(static_cast<std::int32_t>(i)).value(*binary).value(kasava::pgstore::binary_bits("\x0f\xf0")).end_row();
+    }
+    CHECK(copy.finish() == static_cast<std::int64_t>(literals.size()));
+    transaction.commit();
+  }
+  for (std::size_t i = 0; i < literals.size(); ++i) {
+    INFO(literals[i]);
+    const auto same = c.exec("SELECT v = $1::tsvector, v::text, $1::tsvector::text FROM t WHERE n = $2",
+                             {kasava::pgstore::Param::text(literals[i]), kasava::pgstore::Param::text(std::to_string(i))});
+    REQUIRE(same.size() == 1);
+    CHECK(same.at(0, 1) == same.at(0, 2));
+    CHECK(same.at(0, 0) == "t");
+  }
+  CHECK(c.exec("SELECT count(*) FROM t WHERE b = B'0000111111110000'").at(0, 0) == std::to_string(literals.size()));
+  CHECK_FALSE(kasava::pgstore::binary_tsvector("'open:1A"));
+  CHECK_FALSE(kasava::pgstore::binary_tsvector("'a':2A,1B"));
+}
+
+TEST_CASE("pgstore: a COPY the server refuses, or one left unfinished, leaves the connection usable",
+          "[pgstore][copy]") {
+  PostgresServer& server = PostgresServer::shared();
+  const std::string database = server.create_database("copy_failure");
+  auto opened = Connection::open(server.uri(database));
+  REQUIRE(opened);
+  Connection& c = **opened;
+  c.exec("CREATE TABLE t(n integer NOT NULL)");
+  {
+    kasava::pgstore::Transaction transaction(c);
+    kasava::pgstore::CopyIn copy(c, "COPY t(n) FROM STDIN (FORMAT binary)");
+    copy.int32(1).end_row();
+    copy.null().end_row();  // NOT NULL
+    try {
+      copy.finish();
+      FAIL("the server should have refused the NULL");
+    } catch (const kasava::pgstore::QueryError& error) {
+      CHECK(error.sqlstate() == "23502");
+      CHECK(std::string(error.what()).find("store at 127.0.0.1:") == 0);
+    }
+  }
+  {
+    kasava::pgstore::Transaction transaction(c);
+    kasava::pgstore::CopyIn copy(c, "COPY t(n) FROM STDIN (FORMAT binary)");
+    copy.int32(2).end_row();
+    // Destroyed without finish(): the COPY is aborted, then the transaction rolled back.
+  }
+  CHECK(c.exec("SELECT count(*) FROM t").at(0, 0) == "0");
+  {
+    kasava::pgstore::CopyIn copy(c, "COPY t(n) FROM STDIN (FORMAT binary)");
+    for (int n = 0; n < 100000; ++n) copy.int32(n).end_row();  // several buffers
+    CHECK(copy.finish() == 100000);
+  }
+  CHECK(c.exec("SELECT count(*), sum(n) FROM t").at(0, 1) == "4999950000");
+  CHECK_THROWS_AS(kasava::pgstore::CopyIn(c, "COPY missing(n) FROM STDIN (FORMAT binary)"),
+                  kasava::pgstore::QueryError);
+  CHECK(c.exec("SELECT 1").at(0, 0) == "1");
+}
+
+TEST_CASE("pgstore: a blob text another model's publisher stores meanwhile is kept, and this "
+          "publish goes on", "[pgstore][copy]") {
+  PostgresServer& server = PostgresServer::shared();
+  const std::string database = server.create_database("text_race");
+  auto store = open_store(server.uri(database));
+  REQUIRE(store->put_blobs({blob(1, "parse_request")}, "model-a") == 1);
+  // Another publisher holds, uncommitted, the text of blob 2 (as model-a's publish would).
+  auto other = Connection::open(server.uri(database));
+  REQUIRE(other);
+  kasava::pgstore::Transaction holding(**other);
+  (*other)->exec("INSERT INTO blob_texts(blob_id, size, text) VALUES (decode($1, 'hex'), 1, '\\x00')",
+                 {kasava::pgstore::Param::text(blob_id(2))});
+  std::string error;
+  std::int64_t stored = -1;
+  std::thread publisher([&] {
+    try {
+      stored = store->put_blobs({blob(1, "parse_request"), blob(2, "send_reply")}, "model-b");
+    } catch (const std::exception& failure) {
+      error = failure.what();
+    }
+  });
+  // Certainly waiting on that row before it is committed: the unique violation then comes.
+  bool waiting = false;
+  for (int i = 0; i < 600 && !waiting; ++i) {
+    waiting = server.psql(database, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                    "AND query LIKE 'COPY blob_texts%'") == "1";
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(waiting);
+  holding.commit();
+  publisher.join();
+  CHECK(error.empty());
+  CHECK(stored == 2);
+  CHECK(server.psql(database, "SELECT count(*) FROM blob_texts") == "2");
+  CHECK(server.psql(database, "SELECT size FROM blob_texts WHERE blob_id = decode('" + blob_id(2) + "', 'hex')") == "1");
+  CHECK(server.psql(database, "SELECT count(*) FROM blobs") == "3");
+  CHECK(server.psql(database, "SELECT count(*) FROM chunks") == "3");
 }
