@@ -97,7 +97,7 @@ struct Organisation {
 
 } // namespace
 
-TEST_CASE("ask --store: every repository's latest ref, with --repo and --ref; a fork's file is one "
+TEST_CASE("ask --store: every repository's latest ref, with --repo and --ref, and a fork's file is one "
           "result listing both", "[store][ask_store]") {
   Organisation org("ask_all");
 

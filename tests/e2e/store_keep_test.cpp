@@ -185,7 +185,8 @@ TEST_CASE("store keep: an unpublish waits for a publish between its presence che
   // acme/new's repository row held: its publisher checks, then waits at its swap.
   const pid_t locker = hold_lock(database, "SELECT 1 FROM repositories WHERE name = 'acme/new' FOR UPDATE");
   wait_for(database, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'psql' "
-                     "AND query LIKE '%pg_sleep(300)%' AND state = 'active'");
+                     "AND query LIKE '%pg_sleep(300)%' AND state = 'active' "
+                     "AND pid <> pg_backend_pid()");
   TempDir logs("logs");
   BackgroundKasava publisher({"index", "--store", uri, "--name", "acme/new"}, new_repo.root(), logs / "publish");
   wait_for(database, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kasava' "
@@ -277,7 +278,8 @@ TEST_CASE("store keep: the server stopped mid-publish is exit 2 and one line nam
 
   const pid_t locker = hold_lock(database, "SELECT 1 FROM repositories WHERE name = 'acme/stop' FOR UPDATE");
   wait_for(database, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'psql' "
-                     "AND query LIKE '%pg_sleep(300)%' AND state = 'active'");
+                     "AND query LIKE '%pg_sleep(300)%' AND state = 'active' "
+                     "AND pid <> pg_backend_pid()");
   TempDir logs("logs");
   BackgroundKasava publisher({"index", "--store", uri, "--name", "acme/stop"}, repo.root(), logs / "publish");
   wait_for(database, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kasava' "

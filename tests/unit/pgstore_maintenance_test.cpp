@@ -84,7 +84,7 @@ TEST_CASE("pgstore maintenance: a removal takes exactly the blobs nothing else r
   CHECK(dev->blobs == 1);  // 3; 2 is still main's
   CHECK(dev->chunks == 3);
   CHECK(dev->texts == 1);
-  CHECK(count(database, "SELECT chunks FROM term_stats WHERE term = 'shared'") == 3);
+  CHECK(count(database, "SELECT chunks FROM term_stats WHERE term = 'share'") == 3);
   CHECK(count(database, "SELECT chunks FROM model_stats") == 3);
 
   const auto all = kasava::pgstore::remove_published(*store, "acme/app", std::nullopt);
@@ -92,7 +92,7 @@ TEST_CASE("pgstore maintenance: a removal takes exactly the blobs nothing else r
   CHECK(all->repository_removed);
   CHECK(all->blobs == 1);  // 2; 1 is still the fork's
   CHECK(all->chunks == 2);
-  CHECK(count(database, "SELECT chunks FROM term_stats WHERE term = 'shared'") == 1);
+  CHECK(count(database, "SELECT chunks FROM term_stats WHERE term = 'share'") == 1);
   CHECK(count(database, "SELECT count(*) FROM term_stats WHERE term LIKE 'symbol2%'") == 0);
   const auto check = kasava::pgstore::check_store(*store);
   CHECK(check.sound());
@@ -116,7 +116,7 @@ TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and da
   const auto store = open_store(server.uri(database));
   store->put_blobs({blob(1, 2), blob(2, 2), blob(3, 1)}, "test-model");
   store->swap_snapshot(snapshot("acme/app", "main", {1, 2}));  // 3: sent, never referenced
-  server.psql(database, "UPDATE term_stats SET chunks = chunks + 1 WHERE term = 'shared'");
+  server.psql(database, "UPDATE term_stats SET chunks = chunks + 1 WHERE term = 'share'");
   server.psql(database, "UPDATE chunks SET vector = '\\x0102'::bytea WHERE blob_id = decode('" + blob_id(2) +
                             "', 'hex') AND ordinal = 1");
 
@@ -142,7 +142,7 @@ TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and da
   REQUIRE(check.missing.size() == 1);  // 2 must be published again
   CHECK(check.missing[0].repository == "acme/app");
   CHECK(check.missing[0].blobs == 1);
-  CHECK(count(database, "SELECT chunks FROM term_stats WHERE term = 'shared'") == 2);
+  CHECK(count(database, "SELECT chunks FROM term_stats WHERE term = 'share'") == 2);
 
   // Published again, the store is sound.
   store->put_blobs({blob(2, 2)}, "test-model");
