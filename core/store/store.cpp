@@ -53,15 +53,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "core/store/chunk_lengths.hpp"
+#include "core/store/code_lists.hpp"
 #include "core/store/sqlite.hpp"
 #include "core/store/tokenizer.hpp"
 
@@ -159,9 +162,41 @@ constexpr const char* k_delete_fts_sql =
 constexpr const char* k_search_sql =
     "SELECT rowid, kasava_bm25(chunks_fts, ?1, ?2, ?3, ?4) AS score FROM chunks_fts"
     " WHERE chunks_fts MATCH ?5 ORDER BY score LIMIT ?6";
+// A bounded lexical search (Store::lexical_search): the terms' statistics, then the rows that
+// hold a rarer term, ranked by all terms.
+constexpr const char* k_term_stats_sql =
+    "SELECT kasava_bm25_stats(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 LIMIT 1";
+constexpr const char* k_bounded_search_sql =
+    "SELECT rowid, kasava_bm25_terms(chunks_fts, ?1, ?2, ?3, ?4) AS score FROM chunks_fts"
+    " WHERE chunks_fts MATCH ?5 ORDER BY score LIMIT ?6";
+// An index of fewer chunks (by the largest chunk id) is searched by the plain query alone:
+// there the bound saves little, and small indexes rank exactly as before, ties included.
+constexpr std::int64_t k_bounded_search_min_chunks = 200'000;
+// Terms in more than this share of the chunks are left out of the bounded query's match
+// (not of its ranking).
+constexpr double k_common_term_share = 0.01;
 constexpr const char* k_insert_vector_sql = "INSERT INTO vectors(chunk_id, vector) VALUES(?1, ?2)";
 constexpr const char* k_insert_codes_sql =
     "INSERT OR REPLACE INTO vector_codes(file_id, chunk_ids, codes) VALUES(?1, ?2, ?3)";
+// Code lists (code_lists.hpp), kept only by a large index (see Store::update_code_lists):
+// each list's members (chunk ids as int64, file ids as uint32 and codes, back to back), its
+// per-bit shares for probing, and the files whose `vector_codes` row changed since the lists
+// were built (their members are skipped, their current row is scanned). Meta "code_lists"
+// says the lists are there: "<code bytes> <lists> <files> <codes>" as built.
+constexpr const char* k_code_lists_sql = R"sql(
+CREATE TABLE IF NOT EXISTS code_lists(
+  id INTEGER PRIMARY KEY, chunk_ids BLOB NOT NULL, file_ids BLOB NOT NULL, codes BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS code_list_shares(id INTEGER PRIMARY KEY, shares BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS code_lists_stale(file_id INTEGER PRIMARY KEY);
+)sql";
+constexpr const char* k_mark_stale_sql = "INSERT OR IGNORE INTO code_lists_stale(file_id) VALUES(?1)";
+// Lists are built again when this share of the files they cover has changed since.
+constexpr double k_code_lists_stale_share = 0.1;
+// The semantic scan reads lists, nearest first, until it has seen this share of the codes (and
+// at least k_code_lists_probe_per_hit codes per hit asked for). Measured on the kernel index
+// (1.44M codes): see bench/code_lists_recall.
+constexpr double k_code_lists_probe_share = 0.04;
+constexpr std::size_t k_code_lists_probe_per_hit = 100;
 constexpr const char* k_insert_pending_sql = "INSERT INTO pending_vectors(chunk_id) VALUES(?1)";
 // One statement for all ids (a JSON array), not one execution per id: a few hundred ids per
 // query, where each execution's bind/step/reset costs about what its lookup does.
@@ -268,6 +303,9 @@ struct Store::Impl {
   // The tokens this connection's FTS5 tokenizer emitted: a chunk's length is the difference
   // across its insert. Declared before the connection, which refers to it until it closes.
   TokenCount m_tokens;
+  // The statistics of a bounded lexical search's terms (see lexical_search), which the
+  // connection's ranking functions read and write.
+  TermStats m_terms;
   sqlite::Database m_db;
   ChunkLengths m_lengths;
   // Inside begin() … commit()/rollback(): chunk lengths are written at the commit.
@@ -285,6 +323,23 @@ struct Store::Impl {
     m_db.query("DELETE FROM meta WHERE key = 'listing_digest'").run();
     write_meta("partial", "1");
     m_digest_forgotten = true;
+  }
+
+  // From how many chunks lexical_search tries the bound (set_bounded_search).
+  std::int64_t m_bounded_min_chunks = k_bounded_search_min_chunks;
+  // The share of the codes a semantic scan over code lists reads (set_code_lists_probe).
+  double m_probe_share = k_code_lists_probe_share;
+  // Whether the index keeps code lists (meta "code_lists"), read once per transaction.
+  std::optional<bool> m_has_code_lists;
+
+  // A file whose `vector_codes` row is written or deleted: with code lists, they no longer
+  // hold what it has (see k_code_lists_sql).
+  void mark_codes_changed(std::int64_t file_id) {
+    // Outside a transaction another process may have built lists since the last write.
+    if (!m_has_code_lists || !m_in_transaction) {
+      m_has_code_lists = read_meta("code_lists").has_value();
+    }
+    if (*m_has_code_lists) m_db.query(k_mark_stale_sql).bind(1, file_id).run();
   }
 
   // Whether the trees table is already emptied in the current transaction (see forget_trees).
@@ -514,6 +569,7 @@ struct Store::Impl {
         .bind(1, file_id)
         .run();
     m_db.query("DELETE FROM vector_codes WHERE file_id = ?1").bind(1, file_id).run();
+    mark_codes_changed(file_id);
     m_db.query(
             "DELETE FROM pending_vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE file_id = ?1)")
         .bind(1, file_id)
@@ -575,7 +631,8 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMo
         !failure.empty()) {
       return util::Error{context + failure};
     }
-    if (const std::string failure = register_ranking(impl->m_db.get(), &impl->m_lengths);
+    if (const std::string failure =
+            register_ranking(impl->m_db.get(), &impl->m_lengths, &impl->m_terms);
         !failure.empty()) {
       return util::Error{context + failure};
     }
@@ -757,6 +814,7 @@ void Store::begin() {
   m_impl->guarded("writing", [&] { m_impl->m_db.exec("BEGIN IMMEDIATE"); });
   m_impl->m_digest_forgotten = false;
   m_impl->m_trees_forgotten = false;
+  m_impl->m_has_code_lists.reset();
   m_impl->m_in_transaction = true;
   m_impl->m_transaction_failed = false;
 }
@@ -788,6 +846,7 @@ void Store::rollback() {
   // rolled back on its own.
   m_impl->m_digest_forgotten = false;  // the delete, if any, is undone too
   m_impl->m_trees_forgotten = false;
+  m_impl->m_has_code_lists.reset();
   m_impl->m_in_transaction = false;
   m_impl->m_transaction_failed = false;
   m_impl->m_lengths.discard();
@@ -891,6 +950,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
             .bind_blob(2, chunk_ids.data(), chunk_ids.size() * sizeof(std::int64_t))
             .bind_blob(3, codes.data(), codes.size())
             .run();
+        m_impl->mark_codes_changed(file_id);
       }
     }
     if (!m_impl->m_in_transaction) m_impl->m_lengths.flush();
@@ -947,6 +1007,7 @@ void Store::put_vectors(const std::vector<std::int64_t>& chunk_ids,
           .bind_blob(2, ids.data(), ids.size() * sizeof(std::int64_t))
           .bind_blob(3, codes.data(), codes.size())
           .run();
+      m_impl->mark_codes_changed(file_id);
     }
     scope.release();
   });
@@ -1050,6 +1111,133 @@ std::int64_t Store::data_version() const {
   return m_impl->guarded("reading", [&] { return query_int(m_impl->m_db, "PRAGMA data_version"); });
 }
 
+namespace {
+
+// The quoted terms of an expression `"a" OR "b" OR …` (search::Query's form), each with its
+// quotes; nullopt for any other form.
+std::optional<std::vector<std::string>> or_terms(std::string_view expression) {
+  std::vector<std::string> terms;
+  std::size_t i = 0;
+  while (i < expression.size()) {
+    if (!terms.empty()) {
+      if (expression.substr(i, 4) != " OR ") return std::nullopt;
+      i += 4;
+    }
+    if (i >= expression.size() || expression[i] != '"') return std::nullopt;
+    std::size_t end = i + 1;
+    for (;;) {
+      end = expression.find('"', end);
+      if (end == std::string_view::npos) return std::nullopt;
+      if (end + 1 < expression.size() && expression[end + 1] == '"') {
+        end += 2;
+        continue;
+      }
+      break;
+    }
+    terms.emplace_back(expression.substr(i, end + 1 - i));
+    i = end + 1;
+  }
+  return terms;
+}
+
+}  // namespace
+
+std::optional<std::vector<LexicalHit>> Store::bounded_lexical_search(
+    std::string_view match_expression, const FieldWeights& weights, int limit) const {
+  // MaxScore's argument, made with FTS5: a term adds at most idf × (k1 + 1) to a row's BM25
+  // (its saturation), so when the rows holding a rarer term fill the page and its last score
+  // is above the sum of those bounds over the common terms, no row holding common terms
+  // alone can enter the page. Those rows are never visited: the query matches the rarer
+  // terms, AND-ed with all terms so that each row found is ranked by all of them
+  // (kasava_bm25_terms, the same score to the bit). Otherwise the caller runs the plain query.
+  const auto terms = or_terms(match_expression);
+  if (!terms || terms->size() < 2) return std::nullopt;
+  auto& db = m_impl->m_db;
+  if (query_int(db, "SELECT max(id) FROM chunks") < m_impl->m_bounded_min_chunks) return std::nullopt;
+  TermStats& stats = m_impl->m_terms;
+  stats = TermStats{};
+  {
+    auto query = db.query(k_term_stats_sql);
+    query.bind(1, match_expression);
+    if (!query.step()) return std::vector<LexicalHit>{};  // no row holds any term
+  }
+  if (!stats.ready || stats.idf.size() != terms->size()) return std::nullopt;
+  constexpr double k1_plus_1 = 2.2;  // kasava_bm25's k1 + 1
+  const std::size_t n = terms->size();
+  // The rows holding a term outside `common`, ranked by all terms; `expression` then names
+  // those terms first, AND-ed with the whole expression (whose phrases follow).
+  const auto search = [&](const std::vector<bool>& common) {
+    std::string expression;
+    int rare = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (common[i]) continue;
+      expression += expression.empty() ? "(" : " OR ";
+      expression += (*terms)[i];
+      ++rare;
+    }
+    if (rare == static_cast<int>(n) || rare == 0) {
+      expression = match_expression;  // every row holding a term: the plain query's rows
+      rare = 0;
+    } else {
+      expression += ") AND (";
+      expression += match_expression;
+      expression += ')';
+    }
+    stats.first_phrase = rare;
+    std::vector<LexicalHit> hits;
+    auto query = db.query(k_bounded_search_sql);
+    query.bind(1, weights.symbol)
+        .bind(2, weights.path)
+        .bind(3, weights.doc)
+        .bind(4, weights.body)
+        .bind(5, std::string_view(expression))
+        .bind(6, static_cast<std::int64_t>(limit));
+    while (query.step()) hits.push_back(LexicalHit{query.column_int64(0), -query.column_double(1)});
+    return hits;
+  };
+  const auto bound_of = [&](const std::vector<bool>& common) {
+    double bound = 0.0;
+    for (std::size_t i = 0; i < n; ++i) bound += common[i] ? stats.idf[i] * k1_plus_1 : 0.0;
+    return bound;
+  };
+  // First guess: the terms in more than k_common_term_share of the rows are common, all but
+  // the rarest term.
+  std::size_t rarest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (stats.matching[i] < stats.matching[rarest]) rarest = i;
+  }
+  std::vector<bool> common(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    common[i] = i != rarest && static_cast<double>(stats.matching[i]) >
+                                   k_common_term_share * static_cast<double>(stats.rows);
+  }
+  if (std::find(common.begin(), common.end(), true) == common.end()) return search(common);
+  auto hits = search(common);
+  const bool full = static_cast<int>(hits.size()) >= limit;
+  if (full && hits.back().score > bound_of(common)) return hits;
+  // Too bold: the page's last score so far is a floor of the true one. Terms whose bounds sum
+  // below it (commonest first) still cannot carry a row into the page alone.
+  const double floor = full ? hits.back().score : 0.0;
+  std::vector<std::size_t> by_bound(n);
+  for (std::size_t i = 0; i < n; ++i) by_bound[i] = i;
+  std::sort(by_bound.begin(), by_bound.end(), [&](std::size_t a, std::size_t b) {
+    return stats.idf[a] != stats.idf[b] ? stats.idf[a] < stats.idf[b] : a < b;
+  });
+  std::fill(common.begin(), common.end(), false);
+  double sum = 0.0;
+  for (const std::size_t i : by_bound) {
+    if (sum + stats.idf[i] * k1_plus_1 >= floor) break;
+    sum += stats.idf[i] * k1_plus_1;
+    common[i] = true;
+  }
+  hits = search(common);
+  if (static_cast<int>(hits.size()) >= limit || std::find(common.begin(), common.end(), true) == common.end()) {
+    return hits;
+  }
+  std::fill(common.begin(), common.end(), false);
+  return search(common);  // rows of common terms alone fill the page: every row
+}
+
 util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view match_expression,
                                                             const FieldWeights& weights,
                                                             int limit) const {
@@ -1059,6 +1247,14 @@ util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view mat
   }
   try {
     m_impl->m_lengths.forget_read();
+    std::optional<std::vector<LexicalHit>> bounded;
+    try {
+      bounded = bounded_lexical_search(match_expression, weights, limit);
+    } catch (const sqlite::Error&) {
+      // An expression the bound does not fit (a term FTS5 reads as no phrase): the plain
+      // query answers, or reports what is wrong.
+    }
+    if (bounded) return std::move(*bounded);
     auto query = m_impl->m_db.query(k_search_sql);
     query.bind(1, weights.symbol)
         .bind(2, weights.path)
@@ -1109,20 +1305,148 @@ std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& id
   });
 }
 
+namespace {
+
+// The best `limit` code hits seen so far by (distance, chunk id), nearest first when taken.
+class NearestCodes {
+public:
+  NearestCodes(std::span<const std::uint8_t> code, int limit)
+      : m_code(code), m_capacity(static_cast<std::size_t>(std::max(limit, 0))) {
+    m_heap.reserve(m_capacity);
+  }
+
+  // `count` codes back to back with their chunk ids (int64, unaligned); those whose file
+  // `skip(i)` says so are left out.
+  template <typename Skip>
+  void scan(const std::uint8_t* ids, const std::uint8_t* codes, std::size_t count, Skip&& skip) {
+    if (m_capacity == 0) return;
+    const std::size_t bytes = m_code.size();
+    m_distances.resize(count);
+    hamming_distances(codes, count, m_code.data(), bytes, m_distances.data());
+    for (std::size_t i = 0; i < count; ++i) {
+      const int distance = m_distances[i];
+      if (m_heap.size() == m_capacity && distance > m_heap.front().distance) continue;
+      if (skip(i)) continue;
+      std::int64_t chunk_id = 0;
+      std::memcpy(&chunk_id, ids + i * sizeof chunk_id, sizeof chunk_id);
+      const CodeHit hit{chunk_id, distance};
+      if (m_heap.size() < m_capacity) {
+        m_heap.push_back(hit);
+        std::push_heap(m_heap.begin(), m_heap.end(), worse);
+      } else if (worse(hit, m_heap.front())) {
+        std::pop_heap(m_heap.begin(), m_heap.end(), worse);
+        m_heap.back() = hit;
+        std::push_heap(m_heap.begin(), m_heap.end(), worse);
+      }
+    }
+  }
+
+  std::vector<CodeHit> take() {
+    std::sort_heap(m_heap.begin(), m_heap.end(), worse);
+    return std::move(m_heap);
+  }
+
+private:
+  static bool worse(const CodeHit& a, const CodeHit& b) {
+    return a.distance != b.distance ? a.distance < b.distance : a.chunk_id < b.chunk_id;
+  }
+  std::span<const std::uint8_t> m_code;
+  std::size_t m_capacity;
+  std::vector<CodeHit> m_heap;  // a max-heap: its top is the one to beat
+  std::vector<std::uint16_t> m_distances;
+};
+
+// What meta "code_lists" says (see k_code_lists_sql).
+struct CodeListsInfo {
+  std::size_t bytes = 0;
+  std::size_t lists = 0;
+  std::size_t files = 0;
+  std::size_t codes = 0;
+};
+
+std::optional<CodeListsInfo> parse_code_lists(const std::optional<std::string>& value) {
+  if (!value) return std::nullopt;
+  CodeListsInfo info;
+  unsigned long long fields[4] = {};
+  if (std::sscanf(value->c_str(), "%llu %llu %llu %llu", &fields[0], &fields[1], &fields[2],
+                  &fields[3]) != 4) {
+    return std::nullopt;
+  }
+  info.bytes = fields[0];
+  info.lists = fields[1];
+  info.files = fields[2];
+  info.codes = fields[3];
+  return info;
+}
+
+}  // namespace
+
 std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, int limit,
                                           const FileFilter& accept) const {
   return m_impl->guarded("reading", [&] {
-    // A max-heap of the best `limit` so far by (distance, chunk id): its top is the one to beat.
-    std::vector<CodeHit> heap;
-    if (limit <= 0 || code.empty()) return heap;
-    const auto worse = [](const CodeHit& a, const CodeHit& b) {
-      return a.distance != b.distance ? a.distance < b.distance : a.chunk_id < b.chunk_id;
-    };
+    NearestCodes nearest(code, limit);
+    if (limit <= 0 || code.empty()) return nearest.take();
     const std::size_t bytes = code.size();
-    const auto capacity = static_cast<std::size_t>(limit);
-    heap.reserve(capacity);
-    std::vector<std::uint16_t> distances;
-    auto query = m_impl->m_db.query(
+    auto& db = m_impl->m_db;
+    const auto lists = accept ? std::nullopt : parse_code_lists(m_impl->read_meta("code_lists"));
+    if (lists && lists->bytes == bytes && lists->lists > 0) {
+      // The lists nearest the query, until enough codes are seen; members of files changed
+      // since the lists were built are skipped, those files' rows scanned as they are now.
+      std::vector<std::uint8_t> shares(lists->lists * bytes * 8, 0);
+      {
+        auto query = db.query("SELECT id, shares FROM code_list_shares");
+        while (query.step()) {
+          const auto id = static_cast<std::size_t>(query.column_int64(0));
+          const auto row = query.column_blob(1);
+          if (id < lists->lists && row.size() == bytes * 8) {
+            std::copy(row.begin(), row.end(), shares.begin() + static_cast<std::ptrdiff_t>(id * bytes * 8));
+          }
+        }
+      }
+      std::unordered_set<std::uint32_t> stale;
+      std::vector<std::int64_t> stale_files;
+      {
+        auto query = db.query("SELECT file_id FROM code_lists_stale");
+        while (query.step()) {
+          stale_files.push_back(query.column_int64(0));
+          stale.insert(static_cast<std::uint32_t>(stale_files.back()));
+        }
+      }
+      const std::size_t wanted = std::max(
+          static_cast<std::size_t>(m_impl->m_probe_share * static_cast<double>(lists->codes)),
+          k_code_lists_probe_per_hit * static_cast<std::size_t>(limit));
+      std::size_t seen = 0;
+      for (const std::uint32_t list : lists_by_distance(shares, code)) {
+        if (seen >= wanted) break;
+        auto query = db.query("SELECT chunk_ids, file_ids, codes FROM code_lists WHERE id = ?1");
+        query.bind(1, static_cast<std::int64_t>(list));
+        if (!query.step()) continue;
+        const auto ids = query.column_blob(0);
+        const auto files = query.column_blob(1);
+        const auto codes = query.column_blob(2);
+        const std::size_t count = ids.size() / sizeof(std::int64_t);
+        if (codes.size() != count * bytes || files.size() != count * sizeof(std::uint32_t)) continue;
+        seen += count;
+        nearest.scan(ids.data(), codes.data(), count, [&](std::size_t i) {
+          if (stale.empty()) return false;
+          std::uint32_t file_id = 0;
+          std::memcpy(&file_id, files.data() + i * sizeof file_id, sizeof file_id);
+          return stale.count(file_id) != 0;
+        });
+      }
+      for (const std::int64_t file_id : stale_files) {
+        auto row = db.query("SELECT chunk_ids, codes FROM vector_codes WHERE file_id = ?1");
+        row.bind(1, file_id);
+        if (!row.step()) continue;
+        const auto ids = row.column_blob(0);
+        const auto codes = row.column_blob(1);
+        const std::size_t count = ids.size() / sizeof(std::int64_t);
+        if (count == 0 || codes.size() != count * bytes) continue;
+        nearest.scan(ids.data(), codes.data(), count, [](std::size_t) { return false; });
+      }
+      return nearest.take();
+    }
+    auto query = db.query(
         accept ? "SELECT c.chunk_ids, c.codes, f.path, f.language FROM vector_codes c"
                  " JOIN files f ON f.id = c.file_id"
                : "SELECT chunk_ids, codes FROM vector_codes");
@@ -1132,26 +1456,103 @@ std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, in
       const std::size_t count = ids.size() / sizeof(std::int64_t);
       if (count == 0 || codes.size() != count * bytes) continue;
       if (accept && !accept(query.column_text(2), query.column_text(3))) continue;
-      distances.resize(count);
-      hamming_distances(codes.data(), count, code.data(), bytes, distances.data());
-      for (std::size_t i = 0; i < count; ++i) {
-        const int distance = distances[i];
-        if (heap.size() == capacity && distance > heap.front().distance) continue;
-        std::int64_t chunk_id = 0;
-        std::memcpy(&chunk_id, ids.data() + i * sizeof chunk_id, sizeof chunk_id);
-        const CodeHit hit{chunk_id, distance};
-        if (heap.size() < capacity) {
-          heap.push_back(hit);
-          std::push_heap(heap.begin(), heap.end(), worse);
-        } else if (worse(hit, heap.front())) {
-          std::pop_heap(heap.begin(), heap.end(), worse);
-          heap.back() = hit;
-          std::push_heap(heap.begin(), heap.end(), worse);
-        }
+      nearest.scan(ids.data(), codes.data(), count, [](std::size_t) { return false; });
+    }
+    return nearest.take();
+  });
+}
+
+void Store::set_code_lists_probe(double share) { m_impl->m_probe_share = share; }
+
+void Store::set_bounded_search(std::int64_t min_chunks) { m_impl->m_bounded_min_chunks = min_chunks; }
+
+bool Store::update_code_lists(std::size_t min_codes) {
+  return m_impl->guarded("writing", [&] {
+    auto& db = m_impl->m_db;
+    const auto lists = parse_code_lists(m_impl->read_meta("code_lists"));
+    if (lists) {
+      const auto changed = static_cast<std::size_t>(query_int(db, "SELECT count(*) FROM code_lists_stale"));
+      if (static_cast<double>(changed) <= k_code_lists_stale_share * static_cast<double>(lists->files)) {
+        return false;
+      }
+    } else if (static_cast<std::size_t>(query_int(db, "SELECT max(chunk_id) FROM vectors")) < min_codes) {
+      return false;  // chunk ids are about dense: fewer codes than that, no need to count them
+    }
+    // Every code, with its chunk and file, in the order of the rows.
+    std::vector<std::int64_t> chunk_ids;
+    std::vector<std::uint32_t> file_ids;
+    std::vector<std::uint8_t> codes;
+    std::size_t bytes = 0;
+    std::size_t files = 0;
+    {
+      auto query = db.query("SELECT file_id, chunk_ids, codes FROM vector_codes");
+      while (query.step()) {
+        const std::int64_t file_id = query.column_int64(0);
+        const auto ids = query.column_blob(1);
+        const auto row = query.column_blob(2);
+        const std::size_t count = ids.size() / sizeof(std::int64_t);
+        if (count == 0 || row.size() % count != 0 || file_id < 0 || file_id > 0xFFFFFFFFll) continue;
+        if (bytes == 0) bytes = row.size() / count;
+        if (row.size() != count * bytes) continue;
+        ++files;
+        const std::size_t at = chunk_ids.size();
+        chunk_ids.resize(at + count);
+        std::memcpy(chunk_ids.data() + at, ids.data(), count * sizeof(std::int64_t));
+        file_ids.insert(file_ids.end(), count, static_cast<std::uint32_t>(file_id));
+        codes.insert(codes.end(), row.begin(), row.end());
       }
     }
-    std::sort_heap(heap.begin(), heap.end(), worse);
-    return heap;
+    const std::size_t count = chunk_ids.size();
+    m_impl->in_write_transaction([&] {
+      m_impl->m_db.exec(k_code_lists_sql);
+      m_impl->m_db.exec(
+          "DELETE FROM code_lists; DELETE FROM code_list_shares; DELETE FROM code_lists_stale;"
+          " DELETE FROM meta WHERE key = 'code_lists'");
+      if (count < min_codes || bytes == 0) return;
+      const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+      const CodePartition partition =
+          partition_codes(codes.data(), count, bytes, code_list_count(count), threads);
+      // Members grouped by list (a counting sort), each list written as one row.
+      std::vector<std::size_t> start(partition.lists + 1, 0);
+      for (const std::uint32_t list : partition.list_of) ++start[list + 1];
+      for (std::size_t l = 0; l < partition.lists; ++l) start[l + 1] += start[l];
+      std::vector<std::size_t> order(count);
+      {
+        std::vector<std::size_t> next(start.begin(), start.end() - 1);
+        for (std::size_t i = 0; i < count; ++i) order[next[partition.list_of[i]]++] = i;
+      }
+      std::vector<std::int64_t> list_ids;
+      std::vector<std::uint32_t> list_files;
+      std::vector<std::uint8_t> list_codes;
+      const std::size_t bits = bytes * 8;
+      for (std::size_t l = 0; l < partition.lists; ++l) {
+        list_ids.clear();
+        list_files.clear();
+        list_codes.clear();
+        for (std::size_t k = start[l]; k < start[l + 1]; ++k) {
+          const std::size_t i = order[k];
+          list_ids.push_back(chunk_ids[i]);
+          list_files.push_back(file_ids[i]);
+          list_codes.insert(list_codes.end(), codes.begin() + static_cast<std::ptrdiff_t>(i * bytes),
+                            codes.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
+        }
+        const auto id = static_cast<std::int64_t>(l);
+        db.query("INSERT INTO code_lists(id, chunk_ids, file_ids, codes) VALUES(?1, ?2, ?3, ?4)")
+            .bind(1, id)
+            .bind_blob(2, list_ids.data(), list_ids.size() * sizeof(std::int64_t))
+            .bind_blob(3, list_files.data(), list_files.size() * sizeof(std::uint32_t))
+            .bind_blob(4, list_codes.data(), list_codes.size())
+            .run();
+        db.query("INSERT INTO code_list_shares(id, shares) VALUES(?1, ?2)")
+            .bind(1, id)
+            .bind_blob(2, partition.shares.data() + l * bits, bits)
+            .run();
+      }
+      m_impl->write_meta("code_lists", std::to_string(bytes) + " " + std::to_string(partition.lists) +
+                                           " " + std::to_string(files) + " " + std::to_string(count));
+    });
+    m_impl->m_has_code_lists.reset();
+    return count >= min_codes && bytes != 0;
   });
 }
 
