@@ -53,18 +53,15 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <system_error>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "core/store/chunk_lengths.hpp"
-#include "core/store/code_lists.hpp"
 #include "core/store/sqlite.hpp"
 #include "core/store/tokenizer.hpp"
 
@@ -178,25 +175,6 @@ constexpr double k_common_term_share = 0.01;
 constexpr const char* k_insert_vector_sql = "INSERT INTO vectors(chunk_id, vector) VALUES(?1, ?2)";
 constexpr const char* k_insert_codes_sql =
     "INSERT OR REPLACE INTO vector_codes(file_id, chunk_ids, codes) VALUES(?1, ?2, ?3)";
-// Code lists (code_lists.hpp), kept only by a large index (see Store::update_code_lists):
-// each list's members (chunk ids as int64, file ids as uint32 and codes, back to back), its
-// per-bit shares for probing, and the files whose `vector_codes` row changed since the lists
-// were built (their members are skipped, their current row is scanned). Meta "code_lists"
-// says the lists are there: "<code bytes> <lists> <files> <codes>" as built.
-constexpr const char* k_code_lists_sql = R"sql(
-CREATE TABLE IF NOT EXISTS code_lists(
-  id INTEGER PRIMARY KEY, chunk_ids BLOB NOT NULL, file_ids BLOB NOT NULL, codes BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS code_list_shares(id INTEGER PRIMARY KEY, shares BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS code_lists_stale(file_id INTEGER PRIMARY KEY);
-)sql";
-constexpr const char* k_mark_stale_sql = "INSERT OR IGNORE INTO code_lists_stale(file_id) VALUES(?1)";
-// Lists are built again when this share of the files they cover has changed since.
-constexpr double k_code_lists_stale_share = 0.1;
-// The semantic scan reads lists, nearest first, until it has seen this share of the codes (and
-// at least k_code_lists_probe_per_hit codes per hit asked for). Measured on the kernel index
-// (1.44M codes): see bench/code_lists_recall.
-constexpr double k_code_lists_probe_share = 0.04;
-constexpr std::size_t k_code_lists_probe_per_hit = 100;
 constexpr const char* k_insert_pending_sql = "INSERT INTO pending_vectors(chunk_id) VALUES(?1)";
 // One statement for all ids (a JSON array), not one execution per id: a few hundred ids per
 // query, where each execution's bind/step/reset costs about what its lookup does.
@@ -327,21 +305,6 @@ struct Store::Impl {
 
   // From how many chunks lexical_search tries the bound (set_bounded_search).
   std::int64_t m_bounded_min_chunks = k_bounded_search_min_chunks;
-  // The share of the codes a semantic scan over code lists reads (set_code_lists_probe).
-  double m_probe_share = k_code_lists_probe_share;
-  // Whether the index keeps code lists (meta "code_lists"), read once per transaction.
-  std::optional<bool> m_has_code_lists;
-
-  // A file whose `vector_codes` row is written or deleted: with code lists, they no longer
-  // hold what it has (see k_code_lists_sql).
-  void mark_codes_changed(std::int64_t file_id) {
-    // Outside a transaction another process may have built lists since the last write.
-    if (!m_has_code_lists || !m_in_transaction) {
-      m_has_code_lists = read_meta("code_lists").has_value();
-    }
-    if (*m_has_code_lists) m_db.query(k_mark_stale_sql).bind(1, file_id).run();
-  }
-
   // Whether the trees table is already emptied in the current transaction (see forget_trees).
   bool m_trees_forgotten = false;
 
@@ -569,7 +532,6 @@ struct Store::Impl {
         .bind(1, file_id)
         .run();
     m_db.query("DELETE FROM vector_codes WHERE file_id = ?1").bind(1, file_id).run();
-    mark_codes_changed(file_id);
     m_db.query(
             "DELETE FROM pending_vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE file_id = ?1)")
         .bind(1, file_id)
@@ -814,7 +776,6 @@ void Store::begin() {
   m_impl->guarded("writing", [&] { m_impl->m_db.exec("BEGIN IMMEDIATE"); });
   m_impl->m_digest_forgotten = false;
   m_impl->m_trees_forgotten = false;
-  m_impl->m_has_code_lists.reset();
   m_impl->m_in_transaction = true;
   m_impl->m_transaction_failed = false;
 }
@@ -846,7 +807,6 @@ void Store::rollback() {
   // rolled back on its own.
   m_impl->m_digest_forgotten = false;  // the delete, if any, is undone too
   m_impl->m_trees_forgotten = false;
-  m_impl->m_has_code_lists.reset();
   m_impl->m_in_transaction = false;
   m_impl->m_transaction_failed = false;
   m_impl->m_lengths.discard();
@@ -950,7 +910,6 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
             .bind_blob(2, chunk_ids.data(), chunk_ids.size() * sizeof(std::int64_t))
             .bind_blob(3, codes.data(), codes.size())
             .run();
-        m_impl->mark_codes_changed(file_id);
       }
     }
     if (!m_impl->m_in_transaction) m_impl->m_lengths.flush();
@@ -1007,7 +966,6 @@ void Store::put_vectors(const std::vector<std::int64_t>& chunk_ids,
           .bind_blob(2, ids.data(), ids.size() * sizeof(std::int64_t))
           .bind_blob(3, codes.data(), codes.size())
           .run();
-      m_impl->mark_codes_changed(file_id);
     }
     scope.release();
   });
@@ -1356,29 +1314,6 @@ private:
   std::vector<std::uint16_t> m_distances;
 };
 
-// What meta "code_lists" says (see k_code_lists_sql).
-struct CodeListsInfo {
-  std::size_t bytes = 0;
-  std::size_t lists = 0;
-  std::size_t files = 0;
-  std::size_t codes = 0;
-};
-
-std::optional<CodeListsInfo> parse_code_lists(const std::optional<std::string>& value) {
-  if (!value) return std::nullopt;
-  CodeListsInfo info;
-  unsigned long long fields[4] = {};
-  if (std::sscanf(value->c_str(), "%llu %llu %llu %llu", &fields[0], &fields[1], &fields[2],
-                  &fields[3]) != 4) {
-    return std::nullopt;
-  }
-  info.bytes = fields[0];
-  info.lists = fields[1];
-  info.files = fields[2];
-  info.codes = fields[3];
-  return info;
-}
-
 }  // namespace
 
 std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, int limit,
@@ -1388,64 +1323,6 @@ std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, in
     if (limit <= 0 || code.empty()) return nearest.take();
     const std::size_t bytes = code.size();
     auto& db = m_impl->m_db;
-    const auto lists = accept ? std::nullopt : parse_code_lists(m_impl->read_meta("code_lists"));
-    if (lists && lists->bytes == bytes && lists->lists > 0) {
-      // The lists nearest the query, until enough codes are seen; members of files changed
-      // since the lists were built are skipped, those files' rows scanned as they are now.
-      std::vector<std::uint8_t> shares(lists->lists * bytes * 8, 0);
-      {
-        auto query = db.query("SELECT id, shares FROM code_list_shares");
-        while (query.step()) {
-          const auto id = static_cast<std::size_t>(query.column_int64(0));
-          const auto row = query.column_blob(1);
-          if (id < lists->lists && row.size() == bytes * 8) {
-            std::copy(row.begin(), row.end(), shares.begin() + static_cast<std::ptrdiff_t>(id * bytes * 8));
-          }
-        }
-      }
-      std::unordered_set<std::uint32_t> stale;
-      std::vector<std::int64_t> stale_files;
-      {
-        auto query = db.query("SELECT file_id FROM code_lists_stale");
-        while (query.step()) {
-          stale_files.push_back(query.column_int64(0));
-          stale.insert(static_cast<std::uint32_t>(stale_files.back()));
-        }
-      }
-      const std::size_t wanted = std::max(
-          static_cast<std::size_t>(m_impl->m_probe_share * static_cast<double>(lists->codes)),
-          k_code_lists_probe_per_hit * static_cast<std::size_t>(limit));
-      std::size_t seen = 0;
-      for (const std::uint32_t list : lists_by_distance(shares, code)) {
-        if (seen >= wanted) break;
-        auto query = db.query("SELECT chunk_ids, file_ids, codes FROM code_lists WHERE id = ?1");
-        query.bind(1, static_cast<std::int64_t>(list));
-        if (!query.step()) continue;
-        const auto ids = query.column_blob(0);
-        const auto files = query.column_blob(1);
-        const auto codes = query.column_blob(2);
-        const std::size_t count = ids.size() / sizeof(std::int64_t);
-        if (codes.size() != count * bytes || files.size() != count * sizeof(std::uint32_t)) continue;
-        seen += count;
-        nearest.scan(ids.data(), codes.data(), count, [&](std::size_t i) {
-          if (stale.empty()) return false;
-          std::uint32_t file_id = 0;
-          std::memcpy(&file_id, files.data() + i * sizeof file_id, sizeof file_id);
-          return stale.count(file_id) != 0;
-        });
-      }
-      for (const std::int64_t file_id : stale_files) {
-        auto row = db.query("SELECT chunk_ids, codes FROM vector_codes WHERE file_id = ?1");
-        row.bind(1, file_id);
-        if (!row.step()) continue;
-        const auto ids = row.column_blob(0);
-        const auto codes = row.column_blob(1);
-        const std::size_t count = ids.size() / sizeof(std::int64_t);
-        if (count == 0 || codes.size() != count * bytes) continue;
-        nearest.scan(ids.data(), codes.data(), count, [](std::size_t) { return false; });
-      }
-      return nearest.take();
-    }
     auto query = db.query(
         accept ? "SELECT c.chunk_ids, c.codes, f.path, f.language FROM vector_codes c"
                  " JOIN files f ON f.id = c.file_id"
@@ -1462,99 +1339,7 @@ std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, in
   });
 }
 
-void Store::set_code_lists_probe(double share) { m_impl->m_probe_share = share; }
-
 void Store::set_bounded_search(std::int64_t min_chunks) { m_impl->m_bounded_min_chunks = min_chunks; }
-
-bool Store::update_code_lists(std::size_t min_codes) {
-  return m_impl->guarded("writing", [&] {
-    auto& db = m_impl->m_db;
-    const auto lists = parse_code_lists(m_impl->read_meta("code_lists"));
-    if (lists) {
-      const auto changed = static_cast<std::size_t>(query_int(db, "SELECT count(*) FROM code_lists_stale"));
-      if (static_cast<double>(changed) <= k_code_lists_stale_share * static_cast<double>(lists->files)) {
-        return false;
-      }
-    } else if (static_cast<std::size_t>(query_int(db, "SELECT max(chunk_id) FROM vectors")) < min_codes) {
-      return false;  // chunk ids are about dense: fewer codes than that, no need to count them
-    }
-    // Every code, with its chunk and file, in the order of the rows.
-    std::vector<std::int64_t> chunk_ids;
-    std::vector<std::uint32_t> file_ids;
-    std::vector<std::uint8_t> codes;
-    std::size_t bytes = 0;
-    std::size_t files = 0;
-    {
-      auto query = db.query("SELECT file_id, chunk_ids, codes FROM vector_codes");
-      while (query.step()) {
-        const std::int64_t file_id = query.column_int64(0);
-        const auto ids = query.column_blob(1);
-        const auto row = query.column_blob(2);
-        const std::size_t count = ids.size() / sizeof(std::int64_t);
-        if (count == 0 || row.size() % count != 0 || file_id < 0 || file_id > 0xFFFFFFFFll) continue;
-        if (bytes == 0) bytes = row.size() / count;
-        if (row.size() != count * bytes) continue;
-        ++files;
-        const std::size_t at = chunk_ids.size();
-        chunk_ids.resize(at + count);
-        std::memcpy(chunk_ids.data() + at, ids.data(), count * sizeof(std::int64_t));
-        file_ids.insert(file_ids.end(), count, static_cast<std::uint32_t>(file_id));
-        codes.insert(codes.end(), row.begin(), row.end());
-      }
-    }
-    const std::size_t count = chunk_ids.size();
-    m_impl->in_write_transaction([&] {
-      m_impl->m_db.exec(k_code_lists_sql);
-      m_impl->m_db.exec(
-          "DELETE FROM code_lists; DELETE FROM code_list_shares; DELETE FROM code_lists_stale;"
-          " DELETE FROM meta WHERE key = 'code_lists'");
-      if (count < min_codes || bytes == 0) return;
-      const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-      const CodePartition partition =
-          partition_codes(codes.data(), count, bytes, code_list_count(count), threads);
-      // Members grouped by list (a counting sort), each list written as one row.
-      std::vector<std::size_t> start(partition.lists + 1, 0);
-      for (const std::uint32_t list : partition.list_of) ++start[list + 1];
-      for (std::size_t l = 0; l < partition.lists; ++l) start[l + 1] += start[l];
-      std::vector<std::size_t> order(count);
-      {
-        std::vector<std::size_t> next(start.begin(), start.end() - 1);
-        for (std::size_t i = 0; i < count; ++i) order[next[partition.list_of[i]]++] = i;
-      }
-      std::vector<std::int64_t> list_ids;
-      std::vector<std::uint32_t> list_files;
-      std::vector<std::uint8_t> list_codes;
-      const std::size_t bits = bytes * 8;
-      for (std::size_t l = 0; l < partition.lists; ++l) {
-        list_ids.clear();
-        list_files.clear();
-        list_codes.clear();
-        for (std::size_t k = start[l]; k < start[l + 1]; ++k) {
-          const std::size_t i = order[k];
-          list_ids.push_back(chunk_ids[i]);
-          list_files.push_back(file_ids[i]);
-          list_codes.insert(list_codes.end(), codes.begin() + static_cast<std::ptrdiff_t>(i * bytes),
-                            codes.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
-        }
-        const auto id = static_cast<std::int64_t>(l);
-        db.query("INSERT INTO code_lists(id, chunk_ids, file_ids, codes) VALUES(?1, ?2, ?3, ?4)")
-            .bind(1, id)
-            .bind_blob(2, list_ids.data(), list_ids.size() * sizeof(std::int64_t))
-            .bind_blob(3, list_files.data(), list_files.size() * sizeof(std::uint32_t))
-            .bind_blob(4, list_codes.data(), list_codes.size())
-            .run();
-        db.query("INSERT INTO code_list_shares(id, shares) VALUES(?1, ?2)")
-            .bind(1, id)
-            .bind_blob(2, partition.shares.data() + l * bits, bits)
-            .run();
-      }
-      m_impl->write_meta("code_lists", std::to_string(bytes) + " " + std::to_string(partition.lists) +
-                                           " " + std::to_string(files) + " " + std::to_string(count));
-    });
-    m_impl->m_has_code_lists.reset();
-    return count >= min_codes && bytes != 0;
-  });
-}
 
 std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& ids,
                                                int dims) const {

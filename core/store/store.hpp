@@ -14,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/store/code_lists.hpp"
 #include "core/store/history.hpp"
 #include "core/store/text_packs.hpp"
 #include "core/store/vectors.hpp"
@@ -306,25 +305,10 @@ public:
   std::vector<ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
                                         Detail detail = Detail::full) const;
   /// The `limit` chunks whose binary codes are nearest to `code` by Hamming distance, nearest
-  /// first (ties by chunk id), among the files `accept` takes (all when empty). With `accept`,
-  /// or in an index without code lists, one scan of the per-file code rows (exact); without
-  /// it, in an index with lists (update_code_lists), the codes of the lists nearest `code`
-  /// (a few percent of them: measured recall of the rescored top 100 in
-  /// bench/code_lists_recall) and of the files changed since. Codes of another length than
-  /// `code` are ignored.
+  /// first (ties by chunk id), among the files `accept` takes (all when empty). One scan of the
+  /// per-file code rows; codes of another length than `code` are ignored.
   std::vector<CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
                                      const FileFilter& accept = {}) const;
-  /// Builds the code lists that let nearest_codes read the lists nearest a query instead of
-  /// every code (code_lists.hpp) when the index has at least `min_codes` codes and no lists,
-  /// or when more than a tenth of the files they cover changed since they were built; drops
-  /// them when fewer codes remain. Otherwise nothing: a meta read and a count or max(). Call
-  /// outside a transaction. True when it built lists. Not called by `kasava index`: on the
-  /// kernel the lists' recall was too low (bench/code_lists_recall: 0.68 at 4% of the codes
-  /// read, 0.95 at 50%), so only that benchmark builds them, on an index of its own.
-  bool update_code_lists(std::size_t min_codes = k_code_lists_min_codes);
-  /// The share of the codes nearest_codes reads from code lists (default: what recall ≥ 0.98
-  /// needed on the kernel); for measuring recall against it (bench/code_lists_recall).
-  void set_code_lists_probe(double share);
   /// From how many chunks (by the largest id) lexical_search tries its bound (default 200,000;
   /// below, the plain query alone): for tests and measurements.
   void set_bounded_search(std::int64_t min_chunks);
