@@ -32,6 +32,8 @@ struct QueryStats {
   std::vector<double> idf;
   double average_length = 1.0;
   std::vector<double> frequency;  // per phrase, for the current row (reused: no allocation)
+  std::vector<std::int64_t> matching;  // per phrase, the rows holding it
+  std::int64_t rows = 0;
 };
 
 int count_row(const Fts5ExtensionApi* /*api*/, Fts5Context* /*fts*/, void* rows) {
@@ -50,10 +52,13 @@ int compute_stats(const Fts5ExtensionApi* api, Fts5Context* fts, QueryStats& sta
   stats.average_length = static_cast<double>(total_tokens) / static_cast<double>(rows);
   stats.idf.assign(static_cast<std::size_t>(phrases), 0.0);
   stats.frequency.assign(static_cast<std::size_t>(phrases), 0.0);
+  stats.matching.assign(static_cast<std::size_t>(phrases), 0);
+  stats.rows = rows;
   for (int i = 0; i < phrases; ++i) {
     std::int64_t hits = 0;
     result = api->xQueryPhrase(fts, i, &hits, count_row);
     if (result != SQLITE_OK) return result;
+    stats.matching[static_cast<std::size_t>(i)] = hits;
     // IDF = log((N - n + 0.5) / (n + 0.5)), at least 1e-6 (a word in over half the rows).
     double idf = std::log((static_cast<double>(rows) - static_cast<double>(hits) + 0.5) /
                           (static_cast<double>(hits) + 0.5));
@@ -61,6 +66,97 @@ int compute_stats(const Fts5ExtensionApi* api, Fts5Context* fts, QueryStats& sta
     stats.idf[static_cast<std::size_t>(i)] = idf;
   }
   return SQLITE_OK;
+}
+
+// The functions' user data: the connection's lengths and term statistics.
+struct RankingData {
+  ChunkLengths* lengths = nullptr;
+  TermStats* terms = nullptr;
+};
+
+// The row's weighted frequency of phrases [first, first + frequency.size()) into `frequency`
+// and its length; an SQLite result code.
+int row_figures(const Fts5ExtensionApi* api, Fts5Context* fts, int argument_count,
+                sqlite3_value** arguments, int first, ChunkLengths* lengths,
+                std::vector<double>& frequency, double& length) {
+  // Each phrase's instances are walked on their own (xPhraseFirst), in the same order as
+  // bm25()'s walk of all instances (xInst) meets them, so the sums are the same to the bit;
+  // xInstCount would first merge the instances of all phrases into one sorted list, which
+  // cost half again.
+  for (std::size_t phrase = 0; phrase < frequency.size(); ++phrase) {
+    double sum = 0.0;
+    Fts5PhraseIter iterator;
+    int column = 0, offset = 0;
+    const int result =
+        api->xPhraseFirst(fts, first + static_cast<int>(phrase), &iterator, &column, &offset);
+    if (result != SQLITE_OK) return result;
+    for (; column >= 0; api->xPhraseNext(fts, &iterator, &column, &offset)) {
+      sum += argument_count > column ? sqlite3_value_double(arguments[column]) : 1.0;
+    }
+    frequency[phrase] = sum;
+  }
+  length = lengths != nullptr ? lengths->tokens(api->xRowid(fts)) : 0;
+  if (length == 0) {
+    int tokens = 0;
+    const int result = api->xColumnSize(fts, -1, &tokens);
+    if (result != SQLITE_OK) return result;
+    length = tokens;
+  }
+  return SQLITE_OK;
+}
+
+double bm25_of(const std::vector<double>& idf, const std::vector<double>& frequency, double length,
+               double average_length) {
+  double score = 0.0;
+  for (std::size_t i = 0; i < frequency.size(); ++i) {
+    score += idf[i] * ((frequency[i] * (k_bm25_k1 + 1.0)) /
+                       (frequency[i] + k_bm25_k1 * (1 - k_bm25_b + k_bm25_b * length / average_length)));
+  }
+  return score;
+}
+
+// kasava_bm25_stats(chunks_fts): fills the connection's TermStats from this query (see
+// chunk_lengths.hpp); returns 0.
+void kasava_bm25_stats(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* context,
+                       int /*argument_count*/, sqlite3_value** /*arguments*/) {
+  auto* data = static_cast<RankingData*>(api->xUserData(fts));
+  if (data->terms == nullptr) return sqlite3_result_error(context, "kasava_bm25_stats: no statistics", -1);
+  TermStats& terms = *data->terms;
+  if (!terms.ready) {
+    QueryStats stats;
+    int result = SQLITE_NOMEM;
+    try {
+      result = compute_stats(api, fts, stats);
+      if (result == SQLITE_OK) {
+        terms.rows = stats.rows;
+        terms.matching = std::move(stats.matching);
+        terms.idf = std::move(stats.idf);
+        terms.average_length = stats.average_length;
+        terms.ready = true;
+      }
+    } catch (const std::bad_alloc&) {
+    }
+    if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
+  }
+  sqlite3_result_int(context, 0);
+}
+
+// kasava_bm25_terms(chunks_fts, weights...): the row's kasava_bm25 for the terms of the
+// connection's TermStats (see chunk_lengths.hpp).
+void kasava_bm25_terms(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* context,
+                       int argument_count, sqlite3_value** arguments) {
+  auto* data = static_cast<RankingData*>(api->xUserData(fts));
+  if (data->terms == nullptr) return sqlite3_result_error(context, "kasava_bm25_terms: no statistics", -1);
+  TermStats& terms = *data->terms;
+  if (!terms.ready || api->xPhraseCount(fts) != terms.first_phrase + static_cast<int>(terms.idf.size())) {
+    return sqlite3_result_error(context, "kasava_bm25_terms: no statistics for these terms", -1);
+  }
+  terms.frequency.resize(terms.idf.size());
+  double length = 0;
+  const int result = row_figures(api, fts, argument_count, arguments, terms.first_phrase,
+                                 data->lengths, terms.frequency, length);
+  if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
+  sqlite3_result_double(context, -1.0 * bm25_of(terms.idf, terms.frequency, length, terms.average_length));
 }
 
 void delete_stats(void* stats) {
@@ -87,39 +183,13 @@ void kasava_bm25(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context*
     if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
     stats = fresh;
   }
-  // The row's frequency of each phrase, weighted by the column it is in. Each phrase's
-  // instances are walked on their own (xPhraseFirst), in the same order as bm25()'s walk of
-  // all instances (xInst) meets them, so the sums are the same to the bit; xInstCount would
-  // first merge the instances of all phrases into one sorted list, which cost half again.
-  std::vector<double>& frequency = stats->frequency;
-  for (std::size_t phrase = 0; phrase < frequency.size(); ++phrase) {
-    double sum = 0.0;
-    Fts5PhraseIter iterator;
-    int column = 0, offset = 0;
-    const int result =
-        api->xPhraseFirst(fts, static_cast<int>(phrase), &iterator, &column, &offset);
-    if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
-    for (; column >= 0; api->xPhraseNext(fts, &iterator, &column, &offset)) {
-      sum += argument_count > column ? sqlite3_value_double(arguments[column]) : 1.0;
-    }
-    frequency[phrase] = sum;
-  }
-  int result = SQLITE_OK;
-  auto* lengths = static_cast<ChunkLengths*>(api->xUserData(fts));
-  double length = lengths != nullptr ? lengths->tokens(api->xRowid(fts)) : 0;
-  if (length == 0) {
-    int tokens = 0;
-    result = api->xColumnSize(fts, -1, &tokens);
-    if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
-    length = tokens;
-  }
-  double score = 0.0;
-  for (std::size_t i = 0; i < frequency.size(); ++i) {
-    score += stats->idf[i] * ((frequency[i] * (k_bm25_k1 + 1.0)) /
-                              (frequency[i] + k_bm25_k1 * (1 - k_bm25_b + k_bm25_b * length /
-                                                                             stats->average_length)));
-  }
-  sqlite3_result_double(context, -1.0 * score);
+  // The row's frequency of each phrase, weighted by the column it is in.
+  auto* data = static_cast<RankingData*>(api->xUserData(fts));
+  double length = 0;
+  const int result = row_figures(api, fts, argument_count, arguments, 0,
+                                 data != nullptr ? data->lengths : nullptr, stats->frequency, length);
+  if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
+  sqlite3_result_double(context, -1.0 * bm25_of(stats->idf, stats->frequency, length, stats->average_length));
 }
 
 } // namespace
@@ -184,11 +254,21 @@ void ChunkLengths::flush() {
   forget_read();  // what this connection reads next includes what it wrote
 }
 
-std::string register_ranking(sqlite3* db, ChunkLengths* lengths) {
+std::string register_ranking(sqlite3* db, ChunkLengths* lengths, TermStats* terms) {
   std::string error;
   fts5_api* api = sqlite::fts5_api_of(db, error);
   if (api == nullptr) return error;
-  const int result = api->xCreateFunction(api, k_rank_function_name, lengths, kasava_bm25, nullptr);
+  auto* data = new (std::nothrow) RankingData{lengths, terms};
+  if (data == nullptr) return "registering the ranking function: out of memory";
+  // The last function's destructor frees the shared data when the connection closes.
+  int result = api->xCreateFunction(api, k_rank_function_name, data, kasava_bm25, nullptr);
+  if (result == SQLITE_OK) result = api->xCreateFunction(api, "kasava_bm25_stats", data, kasava_bm25_stats, nullptr);
+  if (result == SQLITE_OK) {
+    result = api->xCreateFunction(api, "kasava_bm25_terms", data, kasava_bm25_terms,
+                                  [](void* shared) { delete static_cast<RankingData*>(shared); });
+  } else {
+    delete data;
+  }
   if (result != SQLITE_OK) {
     return std::string("registering the ranking function: ") + sqlite3_errstr(result);
   }

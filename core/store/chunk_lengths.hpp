@@ -85,9 +85,25 @@ private:
   std::map<std::int64_t, Block> m_written;
 };
 
-/// Registers kasava_bm25 on one connection; `lengths` must outlive it. Returns "" on success,
-/// else the reason.
-std::string register_ranking(sqlite3* db, ChunkLengths* lengths);
+/// What a bounded lexical search (Store::lexical_search) knows of the terms of an OR query:
+/// filled by `kasava_bm25_stats(chunks_fts)` on a query over the terms alone (each term one
+/// phrase, in order), then read by `kasava_bm25_terms(chunks_fts, w_symbol, w_path, w_doc,
+/// w_body)`, which scores a row of another query whose phrases from `first_phrase` on are
+/// those terms in the same order — to the bit what kasava_bm25 gives the row for the terms
+/// alone (same IDFs, same sums in the same order).
+struct TermStats {
+  std::vector<double> idf;            ///< per term
+  std::vector<std::int64_t> matching; ///< rows holding each term
+  std::int64_t rows = 0;
+  double average_length = 1.0;
+  int first_phrase = 0;
+  bool ready = false;                 ///< kasava_bm25_stats ran
+  std::vector<double> frequency;      ///< per term, for the current row (reused)
+};
+
+/// Registers kasava_bm25 (and the two functions of TermStats) on one connection; `lengths`
+/// and `terms` (when given: the two functions fail without) must outlive it. Returns "" on success, else the reason.
+std::string register_ranking(sqlite3* db, ChunkLengths* lengths, TermStats* terms = nullptr);
 
 /// A `chunk_sizes` row's entries (k_lengths_per_block of them; missing bytes read as 0).
 std::vector<std::uint16_t> decode_lengths(std::span<const std::uint8_t> bytes);

@@ -159,6 +159,19 @@ constexpr const char* k_delete_fts_sql =
 constexpr const char* k_search_sql =
     "SELECT rowid, kasava_bm25(chunks_fts, ?1, ?2, ?3, ?4) AS score FROM chunks_fts"
     " WHERE chunks_fts MATCH ?5 ORDER BY score LIMIT ?6";
+// A bounded lexical search (Store::lexical_search): the terms' statistics, then the rows that
+// hold a rarer term, ranked by all terms.
+constexpr const char* k_term_stats_sql =
+    "SELECT kasava_bm25_stats(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 LIMIT 1";
+constexpr const char* k_bounded_search_sql =
+    "SELECT rowid, kasava_bm25_terms(chunks_fts, ?1, ?2, ?3, ?4) AS score FROM chunks_fts"
+    " WHERE chunks_fts MATCH ?5 ORDER BY score LIMIT ?6";
+// An index of fewer chunks (by the largest chunk id) is searched by the plain query alone:
+// there the bound saves little, and small indexes rank exactly as before, ties included.
+constexpr std::int64_t k_bounded_search_min_chunks = 200'000;
+// Terms in more than this share of the chunks are left out of the bounded query's match
+// (not of its ranking).
+constexpr double k_common_term_share = 0.01;
 constexpr const char* k_insert_vector_sql = "INSERT INTO vectors(chunk_id, vector) VALUES(?1, ?2)";
 constexpr const char* k_insert_codes_sql =
     "INSERT OR REPLACE INTO vector_codes(file_id, chunk_ids, codes) VALUES(?1, ?2, ?3)";
@@ -268,6 +281,9 @@ struct Store::Impl {
   // The tokens this connection's FTS5 tokenizer emitted: a chunk's length is the difference
   // across its insert. Declared before the connection, which refers to it until it closes.
   TokenCount m_tokens;
+  // The statistics of a bounded lexical search's terms (see lexical_search), which the
+  // connection's ranking functions read and write.
+  TermStats m_terms;
   sqlite::Database m_db;
   ChunkLengths m_lengths;
   // Inside begin() … commit()/rollback(): chunk lengths are written at the commit.
@@ -287,6 +303,8 @@ struct Store::Impl {
     m_digest_forgotten = true;
   }
 
+  // From how many chunks lexical_search tries the bound (set_bounded_search).
+  std::int64_t m_bounded_min_chunks = k_bounded_search_min_chunks;
   // Whether the trees table is already emptied in the current transaction (see forget_trees).
   bool m_trees_forgotten = false;
 
@@ -575,7 +593,8 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMo
         !failure.empty()) {
       return util::Error{context + failure};
     }
-    if (const std::string failure = register_ranking(impl->m_db.get(), &impl->m_lengths);
+    if (const std::string failure =
+            register_ranking(impl->m_db.get(), &impl->m_lengths, &impl->m_terms);
         !failure.empty()) {
       return util::Error{context + failure};
     }
@@ -1050,6 +1069,133 @@ std::int64_t Store::data_version() const {
   return m_impl->guarded("reading", [&] { return query_int(m_impl->m_db, "PRAGMA data_version"); });
 }
 
+namespace {
+
+// The quoted terms of an expression `"a" OR "b" OR …` (search::Query's form), each with its
+// quotes; nullopt for any other form.
+std::optional<std::vector<std::string>> or_terms(std::string_view expression) {
+  std::vector<std::string> terms;
+  std::size_t i = 0;
+  while (i < expression.size()) {
+    if (!terms.empty()) {
+      if (expression.substr(i, 4) != " OR ") return std::nullopt;
+      i += 4;
+    }
+    if (i >= expression.size() || expression[i] != '"') return std::nullopt;
+    std::size_t end = i + 1;
+    for (;;) {
+      end = expression.find('"', end);
+      if (end == std::string_view::npos) return std::nullopt;
+      if (end + 1 < expression.size() && expression[end + 1] == '"') {
+        end += 2;
+        continue;
+      }
+      break;
+    }
+    terms.emplace_back(expression.substr(i, end + 1 - i));
+    i = end + 1;
+  }
+  return terms;
+}
+
+}  // namespace
+
+std::optional<std::vector<LexicalHit>> Store::bounded_lexical_search(
+    std::string_view match_expression, const FieldWeights& weights, int limit) const {
+  // MaxScore's argument, made with FTS5: a term adds at most idf × (k1 + 1) to a row's BM25
+  // (its saturation), so when the rows holding a rarer term fill the page and its last score
+  // is above the sum of those bounds over the common terms, no row holding common terms
+  // alone can enter the page. Those rows are never visited: the query matches the rarer
+  // terms, AND-ed with all terms so that each row found is ranked by all of them
+  // (kasava_bm25_terms, the same score to the bit). Otherwise the caller runs the plain query.
+  const auto terms = or_terms(match_expression);
+  if (!terms || terms->size() < 2) return std::nullopt;
+  auto& db = m_impl->m_db;
+  if (query_int(db, "SELECT max(id) FROM chunks") < m_impl->m_bounded_min_chunks) return std::nullopt;
+  TermStats& stats = m_impl->m_terms;
+  stats = TermStats{};
+  {
+    auto query = db.query(k_term_stats_sql);
+    query.bind(1, match_expression);
+    if (!query.step()) return std::vector<LexicalHit>{};  // no row holds any term
+  }
+  if (!stats.ready || stats.idf.size() != terms->size()) return std::nullopt;
+  constexpr double k1_plus_1 = 2.2;  // kasava_bm25's k1 + 1
+  const std::size_t n = terms->size();
+  // The rows holding a term outside `common`, ranked by all terms; `expression` then names
+  // those terms first, AND-ed with the whole expression (whose phrases follow).
+  const auto search = [&](const std::vector<bool>& common) {
+    std::string expression;
+    int rare = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (common[i]) continue;
+      expression += expression.empty() ? "(" : " OR ";
+      expression += (*terms)[i];
+      ++rare;
+    }
+    if (rare == static_cast<int>(n) || rare == 0) {
+      expression = match_expression;  // every row holding a term: the plain query's rows
+      rare = 0;
+    } else {
+      expression += ") AND (";
+      expression += match_expression;
+      expression += ')';
+    }
+    stats.first_phrase = rare;
+    std::vector<LexicalHit> hits;
+    auto query = db.query(k_bounded_search_sql);
+    query.bind(1, weights.symbol)
+        .bind(2, weights.path)
+        .bind(3, weights.doc)
+        .bind(4, weights.body)
+        .bind(5, std::string_view(expression))
+        .bind(6, static_cast<std::int64_t>(limit));
+    while (query.step()) hits.push_back(LexicalHit{query.column_int64(0), -query.column_double(1)});
+    return hits;
+  };
+  const auto bound_of = [&](const std::vector<bool>& common) {
+    double bound = 0.0;
+    for (std::size_t i = 0; i < n; ++i) bound += common[i] ? stats.idf[i] * k1_plus_1 : 0.0;
+    return bound;
+  };
+  // First guess: the terms in more than k_common_term_share of the rows are common, all but
+  // the rarest term.
+  std::size_t rarest = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (stats.matching[i] < stats.matching[rarest]) rarest = i;
+  }
+  std::vector<bool> common(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    common[i] = i != rarest && static_cast<double>(stats.matching[i]) >
+                                   k_common_term_share * static_cast<double>(stats.rows);
+  }
+  if (std::find(common.begin(), common.end(), true) == common.end()) return search(common);
+  auto hits = search(common);
+  const bool full = static_cast<int>(hits.size()) >= limit;
+  if (full && hits.back().score > bound_of(common)) return hits;
+  // Too bold: the page's last score so far is a floor of the true one. Terms whose bounds sum
+  // below it (commonest first) still cannot carry a row into the page alone.
+  const double floor = full ? hits.back().score : 0.0;
+  std::vector<std::size_t> by_bound(n);
+  for (std::size_t i = 0; i < n; ++i) by_bound[i] = i;
+  std::sort(by_bound.begin(), by_bound.end(), [&](std::size_t a, std::size_t b) {
+    return stats.idf[a] != stats.idf[b] ? stats.idf[a] < stats.idf[b] : a < b;
+  });
+  std::fill(common.begin(), common.end(), false);
+  double sum = 0.0;
+  for (const std::size_t i : by_bound) {
+    if (sum + stats.idf[i] * k1_plus_1 >= floor) break;
+    sum += stats.idf[i] * k1_plus_1;
+    common[i] = true;
+  }
+  hits = search(common);
+  if (static_cast<int>(hits.size()) >= limit || std::find(common.begin(), common.end(), true) == common.end()) {
+    return hits;
+  }
+  std::fill(common.begin(), common.end(), false);
+  return search(common);  // rows of common terms alone fill the page: every row
+}
+
 util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view match_expression,
                                                             const FieldWeights& weights,
                                                             int limit) const {
@@ -1059,6 +1205,14 @@ util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view mat
   }
   try {
     m_impl->m_lengths.forget_read();
+    std::optional<std::vector<LexicalHit>> bounded;
+    try {
+      bounded = bounded_lexical_search(match_expression, weights, limit);
+    } catch (const sqlite::Error&) {
+      // An expression the bound does not fit (a term FTS5 reads as no phrase): the plain
+      // query answers, or reports what is wrong.
+    }
+    if (bounded) return std::move(*bounded);
     auto query = m_impl->m_db.query(k_search_sql);
     query.bind(1, weights.symbol)
         .bind(2, weights.path)
@@ -1109,20 +1263,67 @@ std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& id
   });
 }
 
+namespace {
+
+// The best `limit` code hits seen so far by (distance, chunk id), nearest first when taken.
+class NearestCodes {
+public:
+  NearestCodes(std::span<const std::uint8_t> code, int limit)
+      : m_code(code), m_capacity(static_cast<std::size_t>(std::max(limit, 0))) {
+    m_heap.reserve(m_capacity);
+  }
+
+  // `count` codes back to back with their chunk ids (int64, unaligned); those whose file
+  // `skip(i)` says so are left out.
+  template <typename Skip>
+  void scan(const std::uint8_t* ids, const std::uint8_t* codes, std::size_t count, Skip&& skip) {
+    if (m_capacity == 0) return;
+    const std::size_t bytes = m_code.size();
+    m_distances.resize(count);
+    hamming_distances(codes, count, m_code.data(), bytes, m_distances.data());
+    for (std::size_t i = 0; i < count; ++i) {
+      const int distance = m_distances[i];
+      if (m_heap.size() == m_capacity && distance > m_heap.front().distance) continue;
+      if (skip(i)) continue;
+      std::int64_t chunk_id = 0;
+      std::memcpy(&chunk_id, ids + i * sizeof chunk_id, sizeof chunk_id);
+      const CodeHit hit{chunk_id, distance};
+      if (m_heap.size() < m_capacity) {
+        m_heap.push_back(hit);
+        std::push_heap(m_heap.begin(), m_heap.end(), worse);
+      } else if (worse(hit, m_heap.front())) {
+        std::pop_heap(m_heap.begin(), m_heap.end(), worse);
+        m_heap.back() = hit;
+        std::push_heap(m_heap.begin(), m_heap.end(), worse);
+      }
+    }
+  }
+
+  std::vector<CodeHit> take() {
+    std::sort_heap(m_heap.begin(), m_heap.end(), worse);
+    return std::move(m_heap);
+  }
+
+private:
+  static bool worse(const CodeHit& a, const CodeHit& b) {
+    return a.distance != b.distance ? a.distance < b.distance : a.chunk_id < b.chunk_id;
+  }
+  std::span<const std::uint8_t> m_code;
+  std::size_t m_capacity;
+  std::vector<CodeHit> m_heap;  // a max-heap: its top is the one to beat
+  std::vector<std::uint16_t> m_distances;
+};
+
+}  // namespace
+
 std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, int limit,
                                           const FileFilter& accept) const {
   return m_impl->guarded("reading", [&] {
-    // A max-heap of the best `limit` so far by (distance, chunk id): its top is the one to beat.
-    std::vector<CodeHit> heap;
-    if (limit <= 0 || code.empty()) return heap;
-    const auto worse = [](const CodeHit& a, const CodeHit& b) {
-      return a.distance != b.distance ? a.distance < b.distance : a.chunk_id < b.chunk_id;
-    };
+    NearestCodes nearest(code, limit);
+    if (limit <= 0 || code.empty()) return nearest.take();
     const std::size_t bytes = code.size();
-    const auto capacity = static_cast<std::size_t>(limit);
-    heap.reserve(capacity);
-    std::vector<std::uint16_t> distances;
-    auto query = m_impl->m_db.query(
+    auto& db = m_impl->m_db;
+    auto query = db.query(
         accept ? "SELECT c.chunk_ids, c.codes, f.path, f.language FROM vector_codes c"
                  " JOIN files f ON f.id = c.file_id"
                : "SELECT chunk_ids, codes FROM vector_codes");
@@ -1132,28 +1333,13 @@ std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, in
       const std::size_t count = ids.size() / sizeof(std::int64_t);
       if (count == 0 || codes.size() != count * bytes) continue;
       if (accept && !accept(query.column_text(2), query.column_text(3))) continue;
-      distances.resize(count);
-      hamming_distances(codes.data(), count, code.data(), bytes, distances.data());
-      for (std::size_t i = 0; i < count; ++i) {
-        const int distance = distances[i];
-        if (heap.size() == capacity && distance > heap.front().distance) continue;
-        std::int64_t chunk_id = 0;
-        std::memcpy(&chunk_id, ids.data() + i * sizeof chunk_id, sizeof chunk_id);
-        const CodeHit hit{chunk_id, distance};
-        if (heap.size() < capacity) {
-          heap.push_back(hit);
-          std::push_heap(heap.begin(), heap.end(), worse);
-        } else if (worse(hit, heap.front())) {
-          std::pop_heap(heap.begin(), heap.end(), worse);
-          heap.back() = hit;
-          std::push_heap(heap.begin(), heap.end(), worse);
-        }
-      }
+      nearest.scan(ids.data(), codes.data(), count, [](std::size_t) { return false; });
     }
-    std::sort_heap(heap.begin(), heap.end(), worse);
-    return heap;
+    return nearest.take();
   });
 }
+
+void Store::set_bounded_search(std::int64_t min_chunks) { m_impl->m_bounded_min_chunks = min_chunks; }
 
 std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& ids,
                                                int dims) const {

@@ -291,7 +291,9 @@ public:
   void set_page_cache(std::int64_t kib);
 
   /// Best chunks for an FTS5 MATCH expression, by weighted BM25, at most `limit`.
-  /// An invalid expression is an error, not an exception.
+  /// An invalid expression is an error, not an exception. In a large index, an expression of
+  /// OR-ed quoted terms is first tried without the rows that hold only common terms, which
+  /// is kept when a bound on their scores shows they cannot enter the page (see store.cpp).
   util::Result<std::vector<LexicalHit>> lexical_search(std::string_view match_expression,
                                                        const FieldWeights& weights, int limit) const;
   /// How much of a chunk chunks_by_id() reads.
@@ -307,6 +309,9 @@ public:
   /// per-file code rows; codes of another length than `code` are ignored.
   std::vector<CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
                                      const FileFilter& accept = {}) const;
+  /// From how many chunks (by the largest id) lexical_search tries its bound (default 200,000;
+  /// below, the plain query alone): for tests and measurements.
+  void set_bounded_search(std::int64_t min_chunks);
   /// Chunks whose vector is pending (see put_file), by id after `after_id`, at most
   /// `limit`, with their text: what the next run embeds again.
   std::vector<ChunkRecord> pending_chunks(std::int64_t after_id, int limit) const;
@@ -361,6 +366,11 @@ public:
 private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  /// lexical_search without visiting rows that hold only common terms, when that provably
+  /// gives the same page (see store.cpp); nullopt when it cannot tell (then the plain query).
+  std::optional<std::vector<LexicalHit>> bounded_lexical_search(std::string_view match_expression,
+                                                                const FieldWeights& weights,
+                                                                int limit) const;
   sqlite::Database& database() const;  // for history.cpp
   std::unique_ptr<Impl> m_impl;
 };
