@@ -497,6 +497,20 @@ std::optional<std::string> from_hex(std::string_view hex) {
   return bytes;
 }
 
+std::string text_array(const std::vector<std::string>& elements) {
+  std::string literal = "{";
+  for (const std::string& element : elements) {
+    if (literal.size() > 1) literal += ',';
+    literal += '"';
+    for (const char c : element) {
+      if (c == '"' || c == '\\') literal += '\\';
+      literal += c;
+    }
+    literal += '"';
+  }
+  return literal + "}";
+}
+
 std::string decode_bytea(std::string_view text) {
   if (text.starts_with("\\x")) return from_hex(text.substr(2)).value_or("");
   return std::string(text);

@@ -142,6 +142,10 @@ std::string binary_bits(std::string_view bytes);
 /// lexemes sorted and unique, positions ascending): nullopt for any other text.
 std::optional<std::string> binary_tsvector(std::string_view text);
 
+/// A PostgreSQL array literal of text elements, every element quoted ({"a","b\"c"}): what a
+/// text[] parameter is sent as.
+std::string text_array(const std::vector<std::string>& elements);
+
 /// The bytes of a bytea value as PostgreSQL prints it in text ("\x0a1b…").
 std::string decode_bytea(std::string_view text);
 /// Lower-case hex of bytes, and back (nullopt when `hex` is not hex of whole bytes).

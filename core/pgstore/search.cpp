@@ -11,21 +11,7 @@
 namespace kasava::pgstore {
 namespace {
 
-// A PostgreSQL array literal, every element quoted.
-std::string array_of(const std::vector<std::string>& elements) {
-  std::string literal = "{";
-  for (const std::string& element : elements) {
-    if (literal.size() > 1) literal += ',';
-    literal += '"';
-    for (const char c : element) {
-      if (c == '"' || c == '\\') literal += '\\';
-      literal += c;
-    }
-    literal += '"';
-  }
-  return literal + "}";
-}
-
+// A PostgreSQL array literal of numbers; text elements: text_array (connection.hpp).
 std::string array_of(const std::vector<std::int64_t>& numbers) {
   std::string literal = "{";
   for (const std::int64_t n : numbers) {
@@ -168,7 +154,7 @@ TermStatistics Reader::term_statistics(std::int16_t model, const std::vector<std
   const Rows rows = m_connection->exec(
       "SELECT coalesce(s.chunks, 0) FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n) "
       "LEFT JOIN term_stats s ON s.model_id = $1 AND s.term = t.term ORDER BY t.n",
-      {Param::text(std::to_string(model)), Param::text(array_of(terms))});
+      {Param::text(std::to_string(model)), Param::text(text_array(terms))});
   for (const auto& row : rows.rows) statistics.document_frequency.push_back(number(row[0]));
   return statistics;
 }
@@ -179,7 +165,7 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model, const std::vector
   if (terms.empty() || refs.empty()) return {};
   const Rows rows = m_connection->exec(
       k_match_sql, {Param::text(std::to_string(model)), Param::text(array_of(refs)),
-                    Param::text(array_of(terms)), Param::text(or_query(terms)),
+                    Param::text(text_array(terms)), Param::text(or_query(terms)),
                     Param::text(std::to_string(weights[0])), Param::text(std::to_string(weights[1])),
                     Param::text(std::to_string(weights[2])), Param::text(std::to_string(weights[3])),
                     Param::text(std::to_string(limit))});
@@ -226,8 +212,8 @@ std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<Chunk
       "FROM unnest($2::text[], $3::int[]) AS k(b, o) "
       "JOIN chunks c ON c.model_id = $1 AND c.blob_id = decode(k.b, 'hex') AND c.ordinal = k.o" +
       (vectors ? " WHERE c.vector IS NOT NULL" : "");
-  const Rows rows = m_connection->exec(sql, {Param::text(std::to_string(model)), Param::text(array_of(blobs)),
-                                             Param::text(array_of(ordinals))});
+  const Rows rows = m_connection->exec(sql, {Param::text(std::to_string(model)), Param::text(text_array(blobs)),
+                                             Param::text(text_array(ordinals))});
   std::vector<ChunkRow> result;
   result.reserve(rows.size());
   for (const auto& row : rows.rows) {
@@ -252,7 +238,7 @@ std::vector<Holder> Reader::holders(const std::vector<std::int64_t>& refs, const
       "SELECT encode(blob_id, 'hex'), ref_id, path, language FROM snapshot_files "
       "WHERE ref_id = ANY($1::bigint[]) AND blob_id = ANY(SELECT decode(h, 'hex') FROM unnest($2::text[]) h) "
       "ORDER BY 1, 2, 3",
-      {Param::text(array_of(refs)), Param::text(array_of(blobs))});
+      {Param::text(array_of(refs)), Param::text(text_array(blobs))});
   std::vector<Holder> holders;
   holders.reserve(rows.size());
   for (const auto& row : rows.rows) holders.push_back(Holder{row[0], number(row[1]), row[2], row[3]});
@@ -264,7 +250,7 @@ std::vector<std::pair<std::string, std::string>> Reader::texts(const std::vector
   const Rows rows = m_connection->exec(
       "SELECT encode(blob_id, 'hex'), size, encode(text, 'hex') FROM blob_texts "
       "WHERE blob_id = ANY(SELECT decode(h, 'hex') FROM unnest($1::text[]) h)",
-      {Param::text(array_of(blobs))});
+      {Param::text(text_array(blobs))});
   std::vector<std::pair<std::string, std::string>> texts;
   for (const auto& row : rows.rows) {
     const auto compressed = from_hex(row[2]);

@@ -130,22 +130,6 @@ UPDATE kasava_schema SET version = 3;
 constexpr const char* k_steps[] = {k_schema_1, k_schema_2, k_schema_3};
 static_assert(std::size(k_steps) == k_schema_version);
 
-// A PostgreSQL array literal of text elements, every element quoted.
-std::string array_literal(const std::vector<std::string>& elements) {
-  std::string literal = "{";
-  for (const std::string& element : elements) {
-    if (literal.size() > 1) literal += ',';
-    literal += '"';
-    for (const char c : element) {
-      if (c == '"' || c == '\\') literal += '\\';
-      literal += c;
-    }
-    literal += '"';
-  }
-  literal += '}';
-  return literal;
-}
-
 // Text PostgreSQL accepts: valid UTF-8 without NUL bytes (invalid bytes and NULs become U+FFFD).
 std::string clean_text(std::string_view text) {
   std::string valid = util::is_valid_utf8(text) ? std::string(text) : util::to_valid_utf8(text);
@@ -313,7 +297,7 @@ std::vector<std::string> Store::present_blobs(const std::vector<std::string>& bl
   const Rows rows = m_connection->exec(
       "SELECT encode(b.blob_id, 'hex') FROM blobs b JOIN models m ON m.id = b.model_id "
       "WHERE m.name = $1 AND b.blob_id = ANY (SELECT decode(h, 'hex') FROM unnest($2::text[]) h)",
-      {Param::text(clean_text(model)), Param::text(array_literal(blob_ids))});
+      {Param::text(clean_text(model)), Param::text(text_array(blob_ids))});
   std::vector<std::string> present;
   present.reserve(rows.size());
   for (const auto& row : rows.rows) present.push_back(row.at(0));
@@ -347,8 +331,8 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
         "INSERT INTO blobs(blob_id, model_id, language, chunks) "
         "SELECT decode(b, 'hex'), $1, l, n FROM unnest($2::text[], $3::text[], $4::int[]) AS t(b, l, n) "
         "ORDER BY b ON CONFLICT DO NOTHING RETURNING encode(blob_id, 'hex')",
-        {Param::text(model_param), Param::text(array_literal(ids)), Param::text(array_literal(languages)),
-         Param::text(array_literal(counts))});
+        {Param::text(model_param), Param::text(text_array(ids)), Param::text(text_array(languages)),
+         Param::text(text_array(counts))});
     std::set<std::string> mine;
     for (const auto& row : inserted.rows) mine.insert(row.at(0));
     if (mine.empty()) return 0;
@@ -361,7 +345,7 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
     const Rows stored_texts = c.exec(
         "SELECT encode(blob_id, 'hex') FROM blob_texts WHERE blob_id = ANY "
         "(SELECT decode(h, 'hex') FROM unnest($1::text[]) h)",
-        {Param::text(array_literal(mine_list))});
+        {Param::text(text_array(mine_list))});
     std::set<std::string> has_text;
     for (const auto& row : stored_texts.rows) has_text.insert(row.at(0));
     {
@@ -425,8 +409,8 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
       c.exec("INSERT INTO term_stats(model_id, term, chunks) "
              "SELECT $1, t, n FROM unnest($2::text[], $3::bigint[]) AS u(t, n) ORDER BY t "
              "ON CONFLICT (model_id, term) DO UPDATE SET chunks = term_stats.chunks + excluded.chunks",
-             {Param::text(model_param), Param::text(array_literal(terms)),
-              Param::text(array_literal(frequencies))});
+             {Param::text(model_param), Param::text(text_array(terms)),
+              Param::text(text_array(frequencies))});
     }
     c.exec("UPDATE model_stats SET chunks = chunks + $2, tokens = tokens + $3 WHERE model_id = $1",
            {Param::text(model_param), Param::text(std::to_string(chunk_count)),
@@ -476,7 +460,7 @@ SwapResult Store::swap(const Snapshot& snapshot) {
     const Rows missing = c.exec(
         "SELECT count(*) FROM unnest($1::text[]) h WHERE NOT EXISTS "
         "(SELECT 1 FROM blobs b WHERE b.blob_id = decode(h, 'hex') AND b.model_id = $2)",
-        {Param::text(array_literal(ids)), Param::text(std::to_string(model_number))});
+        {Param::text(text_array(ids)), Param::text(std::to_string(model_number))});
     if (to_int(missing.at(0, 0)) != 0) {
       throw util::Failure("store at " + c.where() + ": " + missing.at(0, 0) +
                           " blobs of the snapshot are not stored; publish again");
@@ -484,8 +468,8 @@ SwapResult Store::swap(const Snapshot& snapshot) {
     c.exec("DELETE FROM snapshot_files WHERE ref_id = $1", {Param::text(ref_id)});
     c.exec("INSERT INTO snapshot_files(ref_id, path, blob_id, language) "
            "SELECT $1, p, decode(b, 'hex'), l FROM unnest($2::text[], $3::text[], $4::text[]) AS u(p, b, l)",
-           {Param::text(ref_id), Param::text(array_literal(paths)), Param::text(array_literal(ids)),
-            Param::text(array_literal(languages))});
+           {Param::text(ref_id), Param::text(text_array(paths)), Param::text(text_array(ids)),
+            Param::text(text_array(languages))});
     std::vector<std::string> history_paths, history_texts;
     for (const auto& [path, text] : snapshot.history) {
       history_paths.push_back(clean_text(path));
@@ -494,8 +478,8 @@ SwapResult Store::swap(const Snapshot& snapshot) {
     c.exec("DELETE FROM file_history WHERE ref_id = $1", {Param::text(ref_id)});
     c.exec("INSERT INTO file_history(ref_id, path, subjects) "
            "SELECT $1, p, t FROM unnest($2::text[], $3::text[]) AS u(p, t) ON CONFLICT DO NOTHING",
-           {Param::text(ref_id), Param::text(array_literal(history_paths)),
-            Param::text(array_literal(history_texts))});
+           {Param::text(ref_id), Param::text(text_array(history_paths)),
+            Param::text(text_array(history_texts))});
     const Rows chunks = c.exec(
         "SELECT coalesce(sum(b.chunks), 0) FROM snapshot_files s "
         "JOIN blobs b ON b.blob_id = s.blob_id AND b.model_id = $2 WHERE s.ref_id = $1",
