@@ -12,6 +12,7 @@
 
 #include "tests/e2e/background.hpp"
 #include "tests/e2e/harness.hpp"
+#include "tests/e2e/store_runs.hpp"
 #include "tests/support/postgres_server.hpp"
 
 namespace kasava::e2e {
@@ -19,21 +20,6 @@ namespace kasava::e2e {
 namespace {
 
 using test_support::PostgresServer;
-
-RunResult run_checked(const FixtureRepo& repo, const std::vector<std::string>& args, RunOptions options = {}) {
-  const RunResult result = repo.kasava(args, std::move(options));
-  const std::string& password = PostgresServer::shared().password();
-  INFO(describe(result));
-  CHECK(result.out.find(password) == std::string::npos);
-  CHECK(result.err.find(password) == std::string::npos);
-  return result;
-}
-
-void publish(const FixtureRepo& repo, const std::string& uri, const std::string& name) {
-  const RunResult result = run_checked(repo, {"index", "--store", uri, "--name", name});
-  INFO(describe(result));
-  REQUIRE(result.exit_code == 0);
-}
 
 const char* const k_billing =
     "def reconcile_ledger_entries(entries, statement):\n"
@@ -79,19 +65,19 @@ struct Organisation {
     database = server.create_database(name);
     uri = server.uri(database);
     write_app(app);
-    publish(app, uri, "acme/app");
+    publish_as(app, uri, "acme/app");
     app.git({"checkout", "-q", "-b", "feature"});
     app.write("feature.py", "def feature_flag_enabled(name):\n    return name in FLAGS\n");
     app.commit_all("feature");
-    publish(app, uri, "acme/app");
+    publish_as(app, uri, "acme/app");
     write_app(fork);
     fork.write("fork_only.py", "def fork_specific_patch():\n    return 'patched'\n");
     fork.commit_all("fork");
-    publish(fork, uri, "other/app-fork");
+    publish_as(fork, uri, "other/app-fork");
     lib.write("lib.go", "package lib\n\n// Sum adds two numbers.\nfunc Sum(a, b int) int { return a + b }\n");
     lib.write("README.md", "# lib\n\nA library that sums.\n");
     lib.commit_all("lib");
-    publish(lib, uri, "acme/lib");
+    publish_as(lib, uri, "acme/lib");
   }
 };
 
@@ -185,7 +171,7 @@ TEST_CASE("ask --store: a store of another model is refused with both ids", "[st
   FixtureRepo lib;
   lib.write("lib.go", "package lib\n\n// Sum adds two numbers.\nfunc Sum(a, b int) int { return a + b }\n");
   lib.commit_all("lib");
-  publish(lib, uri, "acme/lib");
+  publish_as(lib, uri, "acme/lib");
   server.psql(database, "UPDATE models SET name = 'someone-elses-model'");
   const RunResult refused = run_checked(lib, {"ask", "--store", uri, "sum"});
   CHECK(refused.exit_code == 2);
@@ -205,7 +191,7 @@ TEST_CASE("ask --store: a connection ended mid-ask is one line and exit 2, not a
   FixtureRepo lib;
   lib.write("lib.go", "package lib\n\n// Sum adds two numbers.\nfunc Sum(a, b int) int { return a + b }\n");
   lib.commit_all("lib");
-  publish(lib, uri, "acme/lib");
+  publish_as(lib, uri, "acme/lib");
 
   // Another session holds the chunks table, so the ask waits for it at its first search
   // statement; then the ask's own backend is ended, as a server restart ends it.

@@ -17,6 +17,7 @@
 
 #include "tests/e2e/background.hpp"
 #include "tests/e2e/harness.hpp"
+#include "tests/e2e/store_runs.hpp"
 #include "tests/support/postgres_server.hpp"
 
 namespace kasava::e2e {
@@ -24,25 +25,6 @@ namespace kasava::e2e {
 namespace {
 
 using test_support::PostgresServer;
-
-RunResult run_checked(const FixtureRepo& repo, const std::vector<std::string>& args) {
-  const RunResult result = repo.kasava(args);
-  const std::string& password = PostgresServer::shared().password();
-  INFO(describe(result));
-  CHECK(result.out.find(password) == std::string::npos);
-  CHECK(result.err.find(password) == std::string::npos);
-  return result;
-}
-
-void publish(const FixtureRepo& repo, const std::string& uri, const std::string& name) {
-  const RunResult result = run_checked(repo, {"index", "--store", uri, "--name", name});
-  INFO(describe(result));
-  REQUIRE(result.exit_code == 0);
-}
-
-std::int64_t count(const std::string& database, const std::string& sql) {
-  return std::stoll(PostgresServer::shared().psql(database, sql));
-}
 
 // The statistics rows that differ from what the chunks give (0 when kept exactly).
 std::int64_t statistics_drift(const std::string& database) {
@@ -102,14 +84,14 @@ TEST_CASE("store keep: unpublish removes a ref, then a repository, with exactly 
   const std::string uri = server.uri(database);
   FixtureRepo app;
   write_project(app, "app.py", "def app_main():\n    return 1\n");
-  publish(app, uri, "acme/app");
+  publish_as(app, uri, "acme/app");
   app.git({"checkout", "-q", "-b", "feature"});
   app.write("app.py", "def app_main():\n    \"\"\"The featured one.\"\"\"\n    return 2\n");
   app.commit_all("feature");
-  publish(app, uri, "acme/app");
+  publish_as(app, uri, "acme/app");
   FixtureRepo fork;
   write_project(fork, "fork.py", "def fork_only():\n    return 'fork'\n");
-  publish(fork, uri, "someone/app");
+  publish_as(fork, uri, "someone/app");
   const std::int64_t blobs = count(database, "SELECT count(*) FROM blobs");
   const std::int64_t chunks = count(database, "SELECT count(*) FROM chunks");
   const std::int64_t feature_chunks = count(
@@ -174,11 +156,11 @@ TEST_CASE("store keep: an unpublish waits for a publish between its presence che
   // its second publish finds every blob present and sends none.
   FixtureRepo old_repo;
   write_project(old_repo, "a.py", "def a():\n    return 1\n");
-  publish(old_repo, uri, "acme/old");
+  publish_as(old_repo, uri, "acme/old");
   FixtureRepo new_repo;
   new_repo.write("other.py", "def other():\n    return 'other'\n");
   new_repo.commit_all("other");
-  publish(new_repo, uri, "acme/new");
+  publish_as(new_repo, uri, "acme/new");
   ::unlink(new_repo.path("other.py").c_str());
   write_project(new_repo, "a.py", "def a():\n    return 1\n");
 
@@ -220,7 +202,7 @@ TEST_CASE("store keep: verify --store finds stale statistics, orphans and damage
   const std::string uri = server.uri(database);
   FixtureRepo repo;
   write_project(repo, "a.py", "def a():\n    \"\"\"First.\"\"\"\n    return 1\n\n\ndef b():\n    return 2\n");
-  publish(repo, uri, "acme/app");
+  publish_as(repo, uri, "acme/app");
   const RunResult clean = run_checked(repo, {"verify", "--store", uri});
   CHECK(clean.exit_code == 0);
   CHECK(clean.out.find("references: ok") != std::string::npos);
@@ -230,7 +212,7 @@ TEST_CASE("store keep: verify --store finds stale statistics, orphans and damage
   repo.git({"checkout", "-q", "-b", "feature"});
   repo.write("b.py", "def feature_only():\n    return 'b'\n");
   repo.commit_all("feature");
-  publish(repo, uri, "acme/app");
+  publish_as(repo, uri, "acme/app");
   repo.git({"checkout", "-q", "main"});
   server.psql(database, "DELETE FROM refs WHERE name = 'feature'");
   server.psql(database, "UPDATE term_stats SET chunks = chunks + 5 WHERE term = (SELECT min(term) FROM term_stats)");
@@ -257,7 +239,7 @@ TEST_CASE("store keep: verify --store finds stale statistics, orphans and damage
   CHECK(lines_of(half.err).size() == 1);
   CHECK(half.err.find("still damaged after repair: publish again acme/app main") != std::string::npos);
   CHECK(half.out.find("missing: acme/app main: 1 blob not stored") != std::string::npos);
-  publish(repo, uri, "acme/app");
+  publish_as(repo, uri, "acme/app");
   const RunResult whole = run_checked(repo, {"verify", "--store", uri});
   CHECK(whole.exit_code == 0);
   CHECK(statistics_drift(database) == 0);
@@ -271,7 +253,7 @@ TEST_CASE("store keep: the server stopped mid-publish is exit 2 and one line nam
   const std::string place = "127.0.0.1:" + std::to_string(server.port());
   FixtureRepo repo;
   write_project(repo, "a.py", "def a():\n    return 1\n");
-  publish(repo, uri, "acme/stop");
+  publish_as(repo, uri, "acme/stop");
   repo.write("a.py", "def a():\n    return 2\n");
   repo.commit_all("two");
   const std::string new_commit = repo.git({"rev-parse", "HEAD"}).substr(0, 40);
@@ -303,7 +285,7 @@ TEST_CASE("store keep: the server stopped mid-publish is exit 2 and one line nam
 
   server.resume();
   CHECK(server.psql(database, "SELECT commit_id FROM refs") != new_commit);
-  publish(repo, uri, "acme/stop");
+  publish_as(repo, uri, "acme/stop");
   CHECK(server.psql(database, "SELECT commit_id FROM refs") == new_commit);
   const RunResult verified = run_checked(repo, {"verify", "--store", uri});
   CHECK(verified.exit_code == 0);

@@ -19,6 +19,7 @@
 
 #include "tests/e2e/background.hpp"
 #include "tests/e2e/harness.hpp"
+#include "tests/e2e/store_runs.hpp"
 #include "tests/support/postgres_server.hpp"
 
 namespace kasava::e2e {
@@ -26,17 +27,6 @@ namespace kasava::e2e {
 namespace {
 
 using test_support::PostgresServer;
-
-// Runs kasava in `repo` and checks that the password is in none of its output.
-RunResult run_checked(const FixtureRepo& repo, const std::vector<std::string>& args,
-                      RunOptions options = {}) {
-  const RunResult result = repo.kasava(args, std::move(options));
-  const std::string& password = PostgresServer::shared().password();
-  INFO(describe(result));
-  CHECK(result.out.find(password) == std::string::npos);
-  CHECK(result.err.find(password) == std::string::npos);
-  return result;
-}
 
 // `kasava index --store URI --json …` that must succeed; returns its "publish" member.
 util::JsonValue publish(const FixtureRepo& repo, const std::string& uri, std::vector<std::string> more = {}) {
@@ -49,10 +39,6 @@ util::JsonValue publish(const FixtureRepo& repo, const std::string& uri, std::ve
   const util::JsonValue* published = document.find("publish");
   REQUIRE(published != nullptr);
   return *published;
-}
-
-std::int64_t count(const std::string& database, const std::string& sql) {
-  return std::stoll(PostgresServer::shared().psql(database, sql));
 }
 
 // The sample project committed, plus a small file of its own.
