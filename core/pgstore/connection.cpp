@@ -188,6 +188,19 @@ Rows Connection::exec(std::string_view sql, const std::vector<Param>& params) {
   return rows;
 }
 
+namespace {
+
+// What the server said, with what to do when that is clear from its SQLSTATE.
+std::string with_advice(std::string said, const std::string& sqlstate) {
+  if (sqlstate == "42501") {  // insufficient_privilege
+    said += "; this role may not change the store: publish, unpublish and repair with the role "
+            "that owns it (README: \"A shared index for a team\")";
+  }
+  return said;
+}
+
+} // namespace
+
 void Connection::exec_script(std::string_view sql) {
   const std::string script(sql);
   PGresult* result = PQexec(m_handle->conn, script.c_str());
@@ -202,7 +215,7 @@ void Connection::exec_script(std::string_view sql) {
     if (const char* code = PQresultErrorField(result, PG_DIAG_SQLSTATE); code != nullptr) sqlstate = code;
     PQclear(result);
   }
-  throw QueryError(scrub("store at " + m_where + ": " + said), sqlstate);
+  throw QueryError(scrub("store at " + m_where + ": " + with_advice(said, sqlstate)), sqlstate);
 }
 
 void Connection::fail(PGresult* result) const {
@@ -221,6 +234,7 @@ void Connection::fail(const std::string& said_by_server, std::string sqlstate) c
   if (PQstatus(m_handle->conn) != CONNECTION_OK) {
     said += "; the connection was lost: check that PostgreSQL is running there";
   }
+  said = with_advice(std::move(said), sqlstate);
   throw QueryError(scrub("store at " + m_where + ": " + said), std::move(sqlstate));
 }
 

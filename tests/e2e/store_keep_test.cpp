@@ -291,4 +291,42 @@ TEST_CASE("store keep: the server stopped mid-publish is exit 2 and one line nam
   CHECK(verified.exit_code == 0);
 }
 
+TEST_CASE("store keep: a read-only role asks, and its publish or unpublish is one line saying "
+          "what to do", "[store]") {
+  PostgresServer& server = PostgresServer::shared();
+  const std::string database = server.create_database("roles");
+  FixtureRepo repo;
+  write_project(repo, "app.py", "def app_main():\n    return 1\n");
+  publish_as(repo, server.uri(database), "acme/app");
+  // The README's reader: may connect and read the tables, nothing else.
+  const std::string reader = database + "_reader";
+  const std::string reader_password = "reader-" + server.password();
+  server.psql(database, "CREATE ROLE " + reader + " LOGIN PASSWORD '" + reader_password + "'");
+  server.psql(database, "GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + reader);
+  const std::string reader_uri = "postgresql://" + reader + ":" + reader_password + "@127.0.0.1:" +
+                                 std::to_string(server.port()) + "/" + database;
+  const auto check_quiet = [&](const RunResult& run) {
+    CHECK(run.out.find(reader_password) == std::string::npos);
+    CHECK(run.err.find(reader_password) == std::string::npos);
+  };
+
+  const RunResult asked = run_checked(repo, {"ask", "--store", reader_uri, "app main", "--json"});
+  INFO(describe(asked));
+  CHECK(asked.exit_code == 0);
+  check_quiet(asked);
+
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"unpublish", "--store", reader_uri, "acme/app"},
+        std::vector<std::string>{"index", "--store", reader_uri, "--name", "acme/other"}}) {
+    const RunResult refused = run_checked(repo, args);
+    INFO(describe(refused));
+    CHECK(refused.exit_code == 2);
+    CHECK(lines_of(refused.err).size() == 1);
+    CHECK(refused.err.find("permission denied") != std::string::npos);
+    CHECK(refused.err.find("this role may not change the store") != std::string::npos);
+    check_quiet(refused);
+  }
+  CHECK(count(database, "SELECT count(*) FROM repositories") == 1);
+}
+
 }  // namespace kasava::e2e
