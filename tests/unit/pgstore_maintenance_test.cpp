@@ -9,6 +9,7 @@
 
 #include "core/pgstore/maintenance.hpp"
 #include "tests/support/postgres_server.hpp"
+#include "tests/unit/pgstore_support.hpp"
 
 using kasava::pgstore::BlobUpload;
 using kasava::pgstore::ChunkUpload;
@@ -16,25 +17,16 @@ using kasava::pgstore::Snapshot;
 using kasava::pgstore::SnapshotFile;
 using kasava::pgstore::Store;
 using kasava::test_support::PostgresServer;
+using kasava::test::numbered_blob_id;
+using kasava::test::open_pg_store;
 
 namespace {
-
-std::unique_ptr<Store> open_store(const std::string& conninfo) {
-  auto opened = Store::open(conninfo);
-  if (!opened) FAIL("opening the store: " << opened.error().message);
-  return std::move(opened).value();
-}
-
-std::string blob_id(int n) {
-  std::string id = std::to_string(n);
-  return std::string(40 - id.size(), '0') + id;
-}
 
 // A blob of `chunks` chunks with 16-dimension vectors (a 2-byte code, 8 bytes of values and
 // a 4-byte scale), sharing the term "shared" and each with a term of its own.
 BlobUpload blob(int n, int chunks = 1) {
   BlobUpload upload;
-  upload.blob_id = blob_id(n);
+  upload.blob_id = numbered_blob_id(n);
   upload.language = "python";
   for (int i = 0; i < chunks; ++i) {
     const std::string symbol = "symbol" + std::to_string(n) + "_" + std::to_string(i);
@@ -54,7 +46,7 @@ BlobUpload blob(int n, int chunks = 1) {
 
 Snapshot snapshot(const std::string& repository, const std::string& ref, const std::vector<int>& blobs) {
   Snapshot result{repository, ref, std::string(40, 'a'), "test-model", {}, {}};
-  for (const int n : blobs) result.files.push_back(SnapshotFile{"f" + std::to_string(n) + ".py", blob_id(n), "python"});
+  for (const int n : blobs) result.files.push_back(SnapshotFile{"f" + std::to_string(n) + ".py", numbered_blob_id(n), "python"});
   return result;
 }
 
@@ -68,7 +60,7 @@ TEST_CASE("pgstore maintenance: a removal takes exactly the blobs nothing else r
           "[pgstore]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("remove");
-  const auto store = open_store(server.uri(database));
+  const auto store = open_pg_store(server.uri(database));
   std::vector<BlobUpload> uploads;
   for (int n = 1; n <= 3; ++n) uploads.push_back(blob(n, n));  // 1, 2 and 3 chunks
   store->put_blobs(uploads, "test-model");
@@ -113,11 +105,11 @@ TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and da
           "the repair fixes them", "[pgstore]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("repair");
-  const auto store = open_store(server.uri(database));
+  const auto store = open_pg_store(server.uri(database));
   store->put_blobs({blob(1, 2), blob(2, 2), blob(3, 1)}, "test-model");
   store->swap_snapshot(snapshot("acme/app", "main", {1, 2}));  // 3: sent, never referenced
   server.psql(database, "UPDATE term_stats SET chunks = chunks + 1 WHERE term = 'share'");
-  server.psql(database, "UPDATE chunks SET vector = '\\x0102'::bytea WHERE blob_id = decode('" + blob_id(2) +
+  server.psql(database, "UPDATE chunks SET vector = '\\x0102'::bytea WHERE blob_id = decode('" + numbered_blob_id(2) +
                             "', 'hex') AND ordinal = 1");
 
   auto check = kasava::pgstore::check_store(*store);

@@ -13,6 +13,7 @@
 #include "core/pgstore/connection.hpp"
 #include "core/pgstore/store.hpp"
 #include "tests/support/postgres_server.hpp"
+#include "tests/unit/pgstore_support.hpp"
 
 using kasava::pgstore::BlobUpload;
 using kasava::pgstore::ChunkUpload;
@@ -20,24 +21,14 @@ using kasava::pgstore::Connection;
 using kasava::pgstore::Snapshot;
 using kasava::pgstore::Store;
 using kasava::test_support::PostgresServer;
+using kasava::test::numbered_blob_id;
+using kasava::test::open_pg_store;
 
 namespace {
 
-std::unique_ptr<Store> open_store(const std::string& conninfo) {
-  auto opened = Store::open(conninfo);
-  if (!opened) FAIL("opening the store: " << opened.error().message);
-  return std::move(opened).value();
-}
-
-// A blob id of 40 hex digits made from a number (the store trusts its caller's ids).
-std::string blob_id(int n) {
-  std::string id = std::to_string(n);
-  return std::string(40 - id.size(), '0') + id;
-}
-
 BlobUpload blob(int n, const std::string& symbol) {
   BlobUpload upload;
-  upload.blob_id = blob_id(n);
+  upload.blob_id = numbered_blob_id(n);
   upload.language = "python";
   upload.text = "def " + symbol + "():\n    return parse_http_request()\n";
   ChunkUpload chunk;
@@ -105,11 +96,11 @@ TEST_CASE("pgstore: a message naming the password is scrubbed", "[pgstore]") {
 TEST_CASE("pgstore: the schema is created on first use at the current version", "[pgstore]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("fresh");
-  open_store(server.uri(database));
+  open_pg_store(server.uri(database));
   CHECK(server.psql(database, "SELECT version FROM kasava_schema") ==
         std::to_string(kasava::pgstore::k_schema_version));
   // Opening again changes nothing.
-  open_store(server.uri(database));
+  open_pg_store(server.uri(database));
   CHECK(server.psql(database, "SELECT count(*) FROM kasava_schema") == "1");
 }
 
@@ -136,7 +127,7 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
   server.psql(database,
               "INSERT INTO repositories(name) VALUES ('org/app');"
               "INSERT INTO refs(repository_id, name, digest) VALUES (1, 'main', '1234')");
-  open_store(server.uri(database));
+  open_pg_store(server.uri(database));
   CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "3");
   CHECK(server.psql(database, "SELECT count(*) FROM chunks") == "0");
   CHECK(server.psql(database, "SELECT count(*) FROM blobs") == "0");
@@ -148,7 +139,7 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
 TEST_CASE("pgstore: a newer schema is refused with both versions", "[pgstore]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("newer");
-  open_store(server.uri(database));
+  open_pg_store(server.uri(database));
   server.psql(database, "UPDATE kasava_schema SET version = 99");
   auto opened = Store::open(server.uri(database));
   REQUIRE_FALSE(opened);
@@ -160,14 +151,14 @@ TEST_CASE("pgstore: a newer schema is refused with both versions", "[pgstore]") 
 TEST_CASE("pgstore: blobs are stored once, snapshots swapped, statistics kept", "[pgstore]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("blobs");
-  auto store = open_store(server.uri(database));
-  CHECK(store->present_blobs({blob_id(1), blob_id(2)}, "builtin").empty());
+  auto store = open_pg_store(server.uri(database));
+  CHECK(store->present_blobs({numbered_blob_id(1), numbered_blob_id(2)}, "builtin").empty());
   CHECK(store->put_blobs({blob(1, "parse_request"), blob(2, "send_reply")}, "builtin") == 2);
   CHECK(store->put_blobs({blob(2, "send_reply"), blob(3, "close")}, "builtin") == 1);
-  auto present = store->present_blobs({blob_id(1), blob_id(3), blob_id(4)}, "builtin");
+  auto present = store->present_blobs({numbered_blob_id(1), numbered_blob_id(3), numbered_blob_id(4)}, "builtin");
   std::sort(present.begin(), present.end());
-  CHECK(present == std::vector<std::string>{blob_id(1), blob_id(3)});
-  CHECK(store->present_blobs({blob_id(1)}, "another-model").empty());
+  CHECK(present == std::vector<std::string>{numbered_blob_id(1), numbered_blob_id(3)});
+  CHECK(store->present_blobs({numbered_blob_id(1)}, "another-model").empty());
   CHECK(server.psql(database, "SELECT count(*) FROM blobs") == "3");
   CHECK(server.psql(database, "SELECT count(*) FROM chunks") == "3");
   CHECK(server.psql(database, "SELECT chunks FROM term_stats WHERE term = 'http'") == "3");
@@ -175,7 +166,7 @@ TEST_CASE("pgstore: blobs are stored once, snapshots swapped, statistics kept", 
   CHECK(server.psql(database, "SELECT bit_count(code) FROM chunks LIMIT 1") == "8");
 
   Snapshot snapshot{"org/app", "main", "c0ffee", "builtin",
-                    {{"a.py", blob_id(1), "python"}, {"b.py", blob_id(2), "python"}}, {}};
+                    {{"a.py", numbered_blob_id(1), "python"}, {"b.py", numbered_blob_id(2), "python"}}, {}};
   auto swapped = store->swap_snapshot(snapshot);
   CHECK(swapped.changed);
   CHECK(swapped.chunks == 2);
@@ -193,7 +184,7 @@ TEST_CASE("pgstore: blobs are stored once, snapshots swapped, statistics kept", 
   CHECK(status.chunks == 3);
   CHECK(status.bytes > 0);
   // A snapshot naming a blob the store lacks is refused, and the old one stays.
-  snapshot.files.push_back({"c.py", blob_id(7), "python"});
+  snapshot.files.push_back({"c.py", numbered_blob_id(7), "python"});
   CHECK_THROWS(store->swap_snapshot(snapshot));
   CHECK(server.psql(database, "SELECT count(*) FROM snapshot_files") == "1");
 }
@@ -201,13 +192,13 @@ TEST_CASE("pgstore: blobs are stored once, snapshots swapped, statistics kept", 
 TEST_CASE("pgstore: concurrent publishers of overlapping blobs store each once", "[pgstore]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("concurrent");
-  open_store(server.uri(database));  // the schema, once
+  open_pg_store(server.uri(database));  // the schema, once
   std::vector<std::thread> threads;
   std::vector<std::string> errors(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       try {
-        auto store = open_store(server.uri(database));
+        auto store = open_pg_store(server.uri(database));
         std::vector<BlobUpload> blobs;
         // Overlapping ranges, in different orders: each publisher sorts them itself.
         for (int n = 0; n < 60; ++n) blobs.push_back(blob(t % 2 == 0 ? n + t * 10 : 99 - n + t * 10, "f"));
@@ -348,14 +339,14 @@ TEST_CASE("pgstore: a blob text another model's publisher stores meanwhile is ke
           "publish goes on", "[pgstore][copy]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("text_race");
-  auto store = open_store(server.uri(database));
+  auto store = open_pg_store(server.uri(database));
   REQUIRE(store->put_blobs({blob(1, "parse_request")}, "model-a") == 1);
   // Another publisher holds, uncommitted, the text of blob 2 (as model-a's publish would).
   auto other = Connection::open(server.uri(database));
   REQUIRE(other);
   kasava::pgstore::Transaction holding(**other);
   (*other)->exec("INSERT INTO blob_texts(blob_id, size, text) VALUES (decode($1, 'hex'), 1, '\\x00')",
-                 {kasava::pgstore::Param::text(blob_id(2))});
+                 {kasava::pgstore::Param::text(numbered_blob_id(2))});
   std::string error;
   std::int64_t stored = -1;
   std::thread publisher([&] {
@@ -378,7 +369,7 @@ TEST_CASE("pgstore: a blob text another model's publisher stores meanwhile is ke
   CHECK(error.empty());
   CHECK(stored == 2);
   CHECK(server.psql(database, "SELECT count(*) FROM blob_texts") == "2");
-  CHECK(server.psql(database, "SELECT size FROM blob_texts WHERE blob_id = decode('" + blob_id(2) + "', 'hex')") == "1");
+  CHECK(server.psql(database, "SELECT size FROM blob_texts WHERE blob_id = decode('" + numbered_blob_id(2) + "', 'hex')") == "1");
   CHECK(server.psql(database, "SELECT count(*) FROM blobs") == "3");
   CHECK(server.psql(database, "SELECT count(*) FROM chunks") == "3");
 }
