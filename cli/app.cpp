@@ -267,10 +267,17 @@ const std::vector<CommandSpec>& command_table() {
       {"mcp", "Serve search to coding agents: a Model Context Protocol server on stdio",
        "  kasava mcp                            # JSON-RPC on stdin/stdout, logs on stderr\n"
        "  claude mcp add kasava -- kasava mcp   # register with Claude Code\n"
-       "  kasava --index /srv/app/index.db mcp  # serve an index built elsewhere",
-       "",
+       "  kasava --index /srv/app/index.db mcp  # serve an index built elsewhere\n"
+       "  kasava mcp --store postgresql://db/kasava   # every repository of a shared store",
+       "With --store (or KASAVA_STORE), the tools search and read the shared store's\n"
+       "repositories instead: results name their repository and ref, `repository` and `ref`\n"
+       "arguments narrow a search or choose the file read_file_range reads.",
        Needs::index_per_call,
-       [](CLI::App&, ParsedOptions&) {},
+       [](CLI::App& app, ParsedOptions& o) {
+         app.add_option("--store", o.mcp.store,
+                        "Serve this shared PostgreSQL store's repositories (a libpq URI or key=value "
+                        "string; default: KASAVA_STORE, else the local index)");
+       },
        [](ParsedOptions& o, commands::Context& c, commands::Prepared&) {
          return commands::run_mcp(o.mcp, c);
        }},

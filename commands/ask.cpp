@@ -13,10 +13,9 @@
 
 #include "commands/answer.hpp"
 #include "commands/commands.hpp"
+#include "commands/store_search.hpp"
 #include "core/pgstore/search.hpp"
-#include "core/search/pg_source.hpp"
 #include "core/search/search.hpp"
-#include "core/util/glob.hpp"
 #include "core/util/json.hpp"
 #include "core/util/strings.hpp"
 #include "core/util/tokenize.hpp"
@@ -276,46 +275,8 @@ struct AskState : CommandState {
 
 namespace {
 
-// The shared store `ask` searches: --store, else KASAVA_STORE; "" = the local index. (A
-// user's config `store` is for publishing, as for `status`: a plain `ask` stays local.)
-std::string ask_store(const AskCommandOptions& options) {
-  return !options.store.empty() ? options.store : environment("KASAVA_STORE");
-}
-
-// The refs `ask --store` searches: of each repository --repo's globs match (all without
-// one), the ref --ref names, else its latest publish. All of one model.
-std::vector<pgstore::RefInfo> choose_refs(const AskCommandOptions& options, pgstore::Reader& reader) {
-  std::vector<pgstore::RefInfo> chosen;
-  for (auto& ref : reader.refs()) {
-    const bool wanted_repository =
-        options.repositories.empty() ||
-        std::any_of(options.repositories.begin(), options.repositories.end(),
-                    [&](const std::string& glob) { return util::glob_match(glob, ref.repository); });
-    if (!wanted_repository) continue;
-    if (!options.ref.empty() ? ref.ref != options.ref
-                             : !chosen.empty() && chosen.back().repository == ref.repository) {
-      continue;  // refs come by repository, latest publish first
-    }
-    chosen.push_back(std::move(ref));
-  }
-  if (chosen.empty()) {
-    std::string asked;
-    for (const auto& glob : options.repositories) asked += (asked.empty() ? "" : ", ") + ("'" + glob + "'");
-    throw util::Failure("store at " + reader.where() + ": no published ref" +
-                        (asked.empty() ? std::string() : " of a repository matching --repo " + asked) +
-                        (options.ref.empty() ? std::string() : " named '" + options.ref + "'") +
-                        " (`kasava status --store` lists what it holds)");
-  }
-  for (const auto& ref : chosen) {
-    if (ref.model != chosen.front().model) {
-      throw util::Failure("store at " + reader.where() + ": the refs asked were published with different models ('" +
-                          chosen.front().model + "' for " + chosen.front().repository + "@" + chosen.front().ref +
-                          ", '" + ref.model + "' for " + ref.repository + "@" + ref.ref +
-                          "): choose refs of one model with --repo or --ref");
-    }
-  }
-  return chosen;
-}
+// The shared store `ask` searches ("" = the local index).
+std::string ask_store(const AskCommandOptions& options) { return chosen_store(options.store); }
 
 // `ask --store`: the same search over the chosen refs of the shared store.
 std::vector<search::SearchHit> search_store(const AskCommandOptions& options, Context& context,
@@ -323,9 +284,8 @@ std::vector<search::SearchHit> search_store(const AskCommandOptions& options, Co
   auto opened = pgstore::Reader::open(ask_store(options));
   if (!opened) throw util::Failure(opened.error());
   pgstore::Reader& reader = **opened;
-  const search::StoreSource source(reader, choose_refs(options, reader));
-  embed::Embedder* embedder = search_options.mode == search::Mode::lexical ? nullptr : &context.embedder();
-  return search::search(source, search_options, embedder).value_or_throw();
+  return search_store(context, reader, choose_refs(reader, options.repositories, options.ref, "--repo", "--ref"),
+                      search_options);
 }
 
 } // namespace

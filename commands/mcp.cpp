@@ -1,7 +1,8 @@
 // `kasava mcp`: a Model Context Protocol server on stdio for coding agents and editors. The
 // protocol is core/mcp (pure), the tools commands/mcp_tools.* (search refreshing the index
 // first, read_file_range confined to the repository, index_status, all on the index of the
-// current folder); this file is the loop: one JSON-RPC message per line on stdin, one reply
+// current folder; or, with --store, the same over a shared store's repositories); this file
+// is the loop: one JSON-RPC message per line on stdin, one reply
 // per line on stdout, flushed at once. Nothing but protocol messages ever reaches stdout;
 // warnings go to stderr.
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "commands/commands.hpp"
 #include "commands/interrupt.hpp"
 #include "commands/mcp_tools.hpp"
+#include "commands/store_search.hpp"
 #include "core/mcp/server.hpp"
 
 namespace kasava::commands {
@@ -28,10 +30,18 @@ bool send(const std::string& message) {
 
 } // namespace
 
-ExitStatus run_mcp(const McpCommandOptions& /*options*/, Context& context) {
+ExitStatus run_mcp(const McpCommandOptions& options, Context& context) {
+  const std::string store = chosen_store(options.store);
   PreparedPlace place(context);
-  KasavaTools tools(context, place);
-  mcp::Server server(tools, mcp::ServerInfo{"kasava", KASAVA_VERSION, k_mcp_instructions});
+  KasavaTools local_tools(context, place);
+  StoreTools store_tools(context, store);
+  if (!store.empty()) {  // a store that cannot be read fails now, not at the first call
+    auto reader = pgstore::Reader::open(store);
+    if (!reader) throw util::Failure(reader.error());
+  }
+  mcp::Server server(store.empty() ? static_cast<mcp::ToolHandler&>(local_tools) : store_tools,
+                     mcp::ServerInfo{"kasava", KASAVA_VERSION,
+                                     store.empty() ? k_mcp_instructions : k_mcp_store_instructions});
   // read(2) rather than stdio: a signal interrupts it (EINTR) so SIGTERM ends the server
   // even while it waits for the client.
   std::string pending;

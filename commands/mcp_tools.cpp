@@ -3,6 +3,7 @@
 // gives, the result as text for every client and as structured content.
 #include "commands/mcp_tools.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "commands/embedder_setup.hpp"
 #include "commands/open_index.hpp"
 #include "commands/setup.hpp"
+#include "commands/store_search.hpp"
 #include "core/index/indexable.hpp"
 #include "core/mcp/arguments.hpp"
 #include "core/mcp/files.hpp"
@@ -30,6 +32,13 @@ const char* const k_mcp_instructions =
     "`read_file_range` to read more lines around a result. Paths are relative to the "
     "repository root.";
 
+const char* const k_mcp_store_instructions =
+    "kasava searches the code of the organisation's repositories in a shared store. Use `search` "
+    "with a question in words or identifiers to find the relevant functions and classes (best "
+    "first; each result names its repository and ref, and `repository` narrows the search), then "
+    "`read_file_range` with a result's repository, ref and path to read more lines around it; "
+    "`index_status` lists the repositories.";
+
 namespace {
 
 constexpr std::int64_t k_default_range_lines = 400;  ///< read_file_range without end_line
@@ -42,7 +51,7 @@ JsonValue object(std::initializer_list<std::pair<const char*, JsonValue>> member
   return JsonValue(std::move(result));
 }
 
-JsonValue schema(const char* text) {
+JsonValue schema(const std::string& text) {
   auto parsed = util::parse_json(text);
   if (!parsed) throw std::logic_error("bad built-in schema: " + parsed.error().message);
   return std::move(parsed).value();
@@ -59,7 +68,8 @@ std::pair<std::string, bool> first_lines(const std::string& text, int max_lines)
   return {text.substr(0, end), end < text.size()};
 }
 
-mcp::ToolOutcome search(Context& context, ToolPlace& place, mcp::Arguments& args) {
+// The search arguments common to both places (query, limit, path, language, mode, min_score).
+search::SearchOptions search_arguments(mcp::Arguments& args) {
   search::SearchOptions options;
   options.query = args.required_string("query");
   options.limit = static_cast<int>(args.integer("limit", 10, 1, 100));
@@ -68,29 +78,30 @@ mcp::ToolOutcome search(Context& context, ToolPlace& place, mcp::Arguments& args
   options.mode =
       *search::parse_mode(args.choice("mode", {"hybrid", "semantic", "lexical"}, "hybrid"));
   options.min_score = args.number("min_score", 0.0, 0.0, 1.0);
-  if (!args.ok()) return mcp::ToolOutcome::error(args.error());
+  return options;
+}
 
-  const QueryTarget target = place.search_target();
-  auto store = place.open_index(target);
-  auto hits = run_search(context, *store, options);
-  if (!hits) return mcp::ToolOutcome::error(hits.error().message);
-
+// The hits as text and structured content; a shared store's hits name their repository and
+// ref (and the others holding the same file).
+mcp::ToolOutcome search_outcome(const std::string& query, const std::vector<search::SearchHit>& hits) {
   mcp::ToolOutcome outcome;
   JsonValue::Array results;
-  for (const auto& hit : *hits) {
+  for (const auto& hit : hits) {
     const auto& chunk = hit.record.chunk;
     const auto [code, truncated] = first_lines(util::to_valid_utf8(chunk.text), k_max_code_lines);
     const std::string symbol = search::qualified_name(hit.record);
+    const bool shared = !hit.origin.repository.empty();
     char score[32];
     std::snprintf(score, sizeof score, "%.2f", hit.score);
-    outcome.text += std::to_string(hit.rank) + ". " + hit.record.path + ":" +
+    outcome.text += std::to_string(hit.rank) + ". " +
+                    (shared ? hit.origin.repository + "@" + hit.origin.ref + ":" : "") + hit.record.path + ":" +
                     std::to_string(chunk.start_line) + "-" + std::to_string(chunk.end_line) + "  " +
                     chunk.kind + (symbol.empty() ? "" : " " + symbol) + "  (score " + score + ")\n";
     outcome.text += "```" + hit.record.language + "\n" + code;
     if (!code.empty() && code.back() != '\n') outcome.text += '\n';
     if (truncated) outcome.text += "… (more lines: use read_file_range)\n";
     outcome.text += "```\n\n";
-    results.push_back(object({{"rank", hit.rank},
+    JsonValue::Object result = object({{"rank", hit.rank},
                               {"path", hit.record.path},
                               {"start_line", chunk.start_line},
                               {"end_line", chunk.end_line},
@@ -101,11 +112,51 @@ mcp::ToolOutcome search(Context& context, ToolPlace& place, mcp::Arguments& args
                               {"score", hit.score},
                               {"mode", std::string(search::mode_name(hit.mode))},
                               {"code", code},
-                              {"truncated", truncated}}));
+                              {"truncated", truncated}}).as_object();
+    if (shared) {
+      JsonValue::Array also_in;
+      for (const auto& holder : hit.origin.also_in) also_in.emplace_back(holder);
+      result.push_back({"repository", hit.origin.repository});
+      result.push_back({"ref", hit.origin.ref});
+      result.push_back({"also_in", JsonValue(std::move(also_in))});
+    }
+    results.emplace_back(std::move(result));
   }
-  if (hits->empty()) outcome.text = "no results for '" + options.query + "'\n";
-  outcome.structured =
-      object({{"query", options.query}, {"results", JsonValue(std::move(results))}});
+  if (hits.empty()) outcome.text = "no results for '" + query + "'\n";
+  outcome.structured = object({{"query", query}, {"results", JsonValue(std::move(results))}});
+  return outcome;
+}
+
+mcp::ToolOutcome search(Context& context, ToolPlace& place, mcp::Arguments& args) {
+  const search::SearchOptions options = search_arguments(args);
+  if (!args.ok()) return mcp::ToolOutcome::error(args.error());
+  const QueryTarget target = place.search_target();
+  auto store = place.open_index(target);
+  auto hits = run_search(context, *store, options);
+  if (!hits) return mcp::ToolOutcome::error(hits.error().message);
+  return search_outcome(options.query, *hits);
+}
+
+// The lines of a file read by read_file_range as text and structured content; `holder` is
+// "repository@ref" for a file of a shared store, else "".
+mcp::ToolOutcome range_outcome(const std::string& path, const mcp::LineRange& range,
+                               const pgstore::RefInfo* holder = nullptr) {
+  mcp::ToolOutcome outcome;
+  outcome.text = (holder ? holder->repository + "@" + holder->ref + ":" : "") + path + ":" +
+                 std::to_string(range.first) + "-" + std::to_string(range.last) + " (of " +
+                 std::to_string(range.total) + " lines" + (range.truncated ? "; cut at 2000 lines" : "") +
+                 ")\n" + range.text;
+  JsonValue::Object structured = object({{"path", path},
+                                         {"start_line", range.first},
+                                         {"end_line", range.last},
+                                         {"total_lines", range.total},
+                                         {"truncated", range.truncated},
+                                         {"text", range.text}}).as_object();
+  if (holder) {
+    structured.push_back({"repository", holder->repository});
+    structured.push_back({"ref", holder->ref});
+  }
+  outcome.structured = JsonValue(std::move(structured));
   return outcome;
 }
 
@@ -137,17 +188,7 @@ mcp::ToolOutcome read_file_range(ToolPlace& place, mcp::Arguments& args) {
   auto range = mcp::line_range(*text, start, end, k_max_range_lines);
   if (!range) return mcp::ToolOutcome::error("'" + path + "': " + range.error().message);
 
-  mcp::ToolOutcome outcome;
-  outcome.text = path + ":" + std::to_string(range->first) + "-" + std::to_string(range->last) +
-                 " (of " + std::to_string(range->total) + " lines" +
-                 (range->truncated ? "; cut at 2000 lines" : "") + ")\n" + range->text;
-  outcome.structured = object({{"path", path},
-                               {"start_line", range->first},
-                               {"end_line", range->last},
-                               {"total_lines", range->total},
-                               {"truncated", range->truncated},
-                               {"text", range->text}});
-  return outcome;
+  return range_outcome(path, *range);
 }
 
 mcp::ToolOutcome index_status(ToolPlace& place) {
@@ -188,6 +229,81 @@ mcp::ToolOutcome index_status(ToolPlace& place) {
   return outcome;
 }
 
+// read_file_range over a shared store: the file's text from the snapshot of the named
+// repository's ref (its latest publish unless `ref` names one). Only what was published is
+// there, so the snapshot's paths are the whole confinement.
+mcp::ToolOutcome read_store_file(pgstore::Reader& reader, mcp::Arguments& args) {
+  const std::string path = args.required_string("path");
+  const std::int64_t start = args.integer("start_line", 1, 1, INT32_MAX);
+  const std::int64_t end = args.integer("end_line", start + k_default_range_lines - 1, 1, INT32_MAX);
+  const std::string repository = args.string("repository");
+  const std::string ref = args.string("ref");
+  if (!args.ok()) return mcp::ToolOutcome::error(args.error());
+
+  std::vector<pgstore::RefInfo> refs;  // by repository, latest publish first
+  std::vector<std::string> repositories;
+  for (auto& each : reader.refs()) {
+    if (!repository.empty() && each.repository != repository) continue;
+    if (repositories.empty() || repositories.back() != each.repository) repositories.push_back(each.repository);
+    refs.push_back(std::move(each));
+  }
+  if (refs.empty()) {
+    return mcp::ToolOutcome::error(
+        repository.empty() ? "the store at " + reader.where() + " holds no published repository"
+                           : "the store at " + reader.where() + " holds no repository named '" + repository +
+                                 "' (index_status lists them)");
+  }
+  if (repositories.size() > 1) {
+    return mcp::ToolOutcome::error("the store holds " + std::to_string(repositories.size()) +
+                                   " repositories: name one with `repository` (e.g. '" + repositories.front() +
+                                   "', as search results give it)");
+  }
+  const pgstore::RefInfo* chosen = &refs.front();
+  if (!ref.empty()) {
+    const auto named = std::find_if(refs.begin(), refs.end(), [&](const auto& each) { return each.ref == ref; });
+    if (named == refs.end()) {
+      std::string names;
+      for (const auto& each : refs) names += (names.empty() ? "'" : ", '") + each.ref + "'";
+      return mcp::ToolOutcome::error("'" + refs.front().repository + "' has no published ref '" + ref +
+                                     "' (it has " + names + ")");
+    }
+    chosen = &*named;
+  }
+  const auto text = reader.file_text(chosen->id, path);
+  if (!text) {
+    return mcp::ToolOutcome::error("'" + path + "' is not a file of " + chosen->repository + "@" + chosen->ref +
+                                   " in the store (only indexed files are held; paths are relative to "
+                                   "the repository root)");
+  }
+  auto range = mcp::line_range(*text, start, end, k_max_range_lines);
+  if (!range) return mcp::ToolOutcome::error("'" + path + "': " + range.error().message);
+  return range_outcome(path, *range, chosen);
+}
+
+// index_status over a shared store: its repositories and their published refs.
+mcp::ToolOutcome store_status(pgstore::Reader& reader) {
+  const std::vector<pgstore::RefInfo> refs = reader.refs();
+  std::int64_t repositories = 0;
+  JsonValue::Array ref_list;
+  std::string ref_text;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    const pgstore::RefInfo& ref = refs[i];
+    if (i == 0 || refs[i - 1].repository != ref.repository) ++repositories;
+    ref_text += "  " + ref.repository + " " + ref.ref + "  " + ref.model + ", published " + ref.published_at + "\n";
+    ref_list.push_back(object({{"repository", ref.repository},
+                               {"ref", ref.ref},
+                               {"model", ref.model},
+                               {"published_at", ref.published_at}}));
+  }
+  mcp::ToolOutcome outcome;
+  outcome.text = "store " + reader.where() + "\nrepositories " + std::to_string(repositories) + " (" +
+                 std::to_string(refs.size()) + " refs)\n" + ref_text;
+  outcome.structured = object({{"store", reader.where()},
+                               {"repositories", repositories},
+                               {"refs", JsonValue(std::move(ref_list))}});
+  return outcome;
+}
+
 }  // namespace
 
 std::shared_ptr<store::Store> ToolPlace::open_index(const QueryTarget& target) {
@@ -202,54 +318,117 @@ QueryTarget PreparedPlace::located_target() {
   return prepare(m_context, Needs::located_index).target;
 }
 
-std::vector<mcp::Tool> KasavaTools::tools() const {
+namespace {
+
+// The three tools as tools/list describes them: of one repository's index (refreshed first
+// when `refreshes`), or of a shared store's repositories, chosen by a `repository` argument.
+std::vector<mcp::Tool> tool_list(bool refreshes, bool shared_store) {
   std::vector<mcp::Tool> tools(3);
   tools[0].name = "search";
   tools[0].title = "Search the code";
   tools[0].description =
-      "Finds the places in the repository's code that answer a question (natural language or "
-      "identifiers), best first: functions, methods, classes and other chunks with path, line "
-      "range, symbol, kind, score and code." +
-      std::string(m_place.refreshes()
-                      ? " The index is refreshed first, so uncommitted edits are found."
-                      : "");
-  tools[0].input_schema = schema(R"({"type":"object","properties":{
+      std::string(shared_store ? "Finds the places in the code of the organisation's repositories"
+                               : "Finds the places in the repository's code") +
+      " that answer a question (natural language or identifiers), best first: functions, methods, "
+      "classes and other chunks with path, line range, symbol, kind, score and code." +
+      (shared_store ? " Each result names its repository and ref; every repository's latest "
+                      "published ref is searched unless `repository` or `ref` narrows it."
+                    : "") +
+      (refreshes ? " The index is refreshed first, so uncommitted edits are found." : "");
+  tools[0].input_schema = schema(std::string(R"json({"type":"object","properties":{
     "query":{"type":"string","description":"The question, in words or identifiers"},
     "limit":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Number of results"},
     "path":{"type":"string","description":"Only results whose path matches this glob, e.g. src/**/*.py"},
     "language":{"type":"string","description":"Only results in this language, e.g. python"},
     "mode":{"type":"string","enum":["hybrid","semantic","lexical"],"default":"hybrid"},
-    "min_score":{"type":"number","minimum":0,"maximum":1,"description":"Drop results scoring below this"}},
-    "required":["query"]})");
+    "min_score":{"type":"number","minimum":0,"maximum":1,"description":"Drop results scoring below this"})json") +
+    (shared_store ? R"json(,
+    "repository":{"type":"string","description":"Only repositories whose name matches this glob, e.g. acme/*"},
+    "ref":{"type":"string","description":"This ref (branch) of each repository instead of its latest publish"})json"
+                  : "") +
+    R"json(},
+    "required":["query"]})json");
   tools[1].name = "read_file_range";
   tools[1].title = "Read lines of a file";
   tools[1].description =
-      "Reads lines of a file of the indexed repository (1-based, inclusive), e.g. to see more "
-      "around a search result. The path is relative to the repository root; paths leaving it, "
-      "and files kasava does not index (ignored by git, secrets, binaries, very large files), "
-      "are refused. At most 2000 lines per call.";
-  tools[1].input_schema = schema(R"({"type":"object","properties":{
+      shared_store
+          ? "Reads lines of a file of a repository in the shared store (1-based, inclusive), e.g. to "
+            "see more around a search result: give the result's repository (and ref) and path. "
+            "Only indexed files are held. At most 2000 lines per call."
+          : "Reads lines of a file of the indexed repository (1-based, inclusive), e.g. to see more "
+            "around a search result. The path is relative to the repository root; paths leaving it, "
+            "and files kasava does not index (ignored by git, secrets, binaries, very large files), "
+            "are refused. At most 2000 lines per call.";
+  tools[1].input_schema = schema(std::string(R"json({"type":"object","properties":{
     "path":{"type":"string","description":"File path relative to the repository root"},
     "start_line":{"type":"integer","minimum":1,"default":1},
-    "end_line":{"type":"integer","minimum":1,"description":"Last line (inclusive); default start_line + 399"}},
-    "required":["path"]})");
+    "end_line":{"type":"integer","minimum":1,"description":"Last line (inclusive); default start_line + 399"})json") +
+    (shared_store ? R"json(,
+    "repository":{"type":"string","description":"The repository's name, e.g. acme/app (needed when the store holds several)"},
+    "ref":{"type":"string","description":"The ref (branch); default: the repository's latest publish"})json"
+                  : "") +
+    R"json(},
+    "required":["path"]})json");
   tools[2].name = "index_status";
   tools[2].title = "Index status";
   tools[2].description =
-      "What the index holds: repository root, commit, files, chunks and languages.";
-  tools[2].input_schema = schema(R"({"type":"object","properties":{}})");
+      shared_store ? "What the shared store holds: its repositories and their published refs, models and times."
+                   : "What the index holds: repository root, commit, files, chunks and languages.";
+  tools[2].input_schema = schema(R"json({"type":"object","properties":{}})json");
   return tools;
 }
 
-mcp::ToolOutcome KasavaTools::call(const std::string& name, const JsonValue& arguments) {
+// Runs one tool: search, read_file_range, else index_status; a util::Failure becomes the
+// tool's error.
+template <typename Search, typename Read, typename Status>
+mcp::ToolOutcome dispatch(const std::string& name, const JsonValue& arguments, Search search_tool,
+                          Read read_tool, Status status_tool) {
   try {
     mcp::Arguments args(arguments);
-    if (name == "search") return search(m_context, m_place, args);
-    if (name == "read_file_range") return read_file_range(m_place, args);
-    return index_status(m_place);
+    if (name == "search") return search_tool(args);
+    if (name == "read_file_range") return read_tool(args);
+    return status_tool();
   } catch (const util::Failure& e) {
     return mcp::ToolOutcome::error(e.what());
   }
+}
+
+}  // namespace
+
+std::vector<mcp::Tool> KasavaTools::tools() const { return tool_list(m_place.refreshes(), false); }
+
+mcp::ToolOutcome KasavaTools::call(const std::string& name, const JsonValue& arguments) {
+  return dispatch(
+      name, arguments, [&](mcp::Arguments& args) { return search(m_context, m_place, args); },
+      [&](mcp::Arguments& args) { return read_file_range(m_place, args); },
+      [&] { return index_status(m_place); });
+}
+
+std::vector<mcp::Tool> StoreTools::tools() const { return tool_list(false, true); }
+
+mcp::ToolOutcome StoreTools::call(const std::string& name, const JsonValue& arguments) {
+  // A connection per call: a store restarted between calls is no error.
+  const auto reader = [this] {
+    auto opened = pgstore::Reader::open(m_conninfo);
+    if (!opened) throw util::Failure(opened.error());
+    return std::move(opened).value();
+  };
+  return dispatch(
+      name, arguments,
+      [&](mcp::Arguments& args) {
+        const search::SearchOptions options = search_arguments(args);
+        const std::string repository = args.string("repository");
+        const std::string ref = args.string("ref");
+        if (!args.ok()) return mcp::ToolOutcome::error(args.error());
+        auto store = reader();
+        std::vector<std::string> globs;
+        if (!repository.empty()) globs.push_back(repository);
+        return search_outcome(options.query, search_store(m_context, *store, choose_refs(*store, globs, ref,
+                                                                                         "repository", "ref"),
+                                                          options));
+      },
+      [&](mcp::Arguments& args) { return read_store_file(*reader(), args); },
+      [&] { return store_status(*reader()); });
 }
 
 }  // namespace kasava::commands

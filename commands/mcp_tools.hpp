@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "commands/context.hpp"
 #include "commands/target.hpp"
@@ -15,8 +16,10 @@
 
 namespace kasava::commands {
 
-/// What the server tells the model about its tools (initialize's instructions).
+/// What the server tells the model about its tools (initialize's instructions), for one
+/// repository's index and for a shared store.
 extern const char* const k_mcp_instructions;
+extern const char* const k_mcp_store_instructions;
 
 /// Where the tools find the index and the repository whose files they read. Throwing
 /// util::Failure refuses the call with that message (e.g. a token that sees no repository).
@@ -58,6 +61,21 @@ public:
 private:
   Context& m_context;
   ToolPlace& m_place;
+};
+
+/// search, read_file_range and index_status over the repositories of a shared PostgreSQL
+/// store (`kasava mcp --store`): each call connects anew, searches every repository's latest
+/// published ref unless its arguments name a repository or ref, and reads files from the store.
+class StoreTools : public mcp::ToolHandler {
+public:
+  StoreTools(Context& context, std::string conninfo) : m_context(context), m_conninfo(std::move(conninfo)) {}
+
+  std::vector<mcp::Tool> tools() const override;
+  mcp::ToolOutcome call(const std::string& name, const util::JsonValue& arguments) override;
+
+private:
+  Context& m_context;
+  std::string m_conninfo;
 };
 
 }  // namespace kasava::commands

@@ -56,6 +56,8 @@ struct StatusCommandOptions {
 };
 
 /// `kasava mcp` has no options of its own (the index is found as for ask).
-struct McpCommandOptions {};
+struct McpCommandOptions {
+  std::string store;  ///< --store URL: serve this shared store ("" = KASAVA_STORE, else the local index)
+};
 
 } // namespace kasava::commands

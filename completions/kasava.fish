@@ -48,6 +48,7 @@ complete -c kasava -n '__fish_seen_subcommand_from unpublish' -l help -s h -d 'P
 complete -c kasava -n '__fish_seen_subcommand_from unpublish' -l ref -r -d 'Remove only this ref (default: every ref and the repository)'
 complete -c kasava -n '__fish_seen_subcommand_from unpublish' -l store -r -d 'The shared PostgreSQL store (a libpq URI or key=value string; default: KASAVA_STORE, else `store` in your config)'
 complete -c kasava -n '__fish_seen_subcommand_from mcp' -l help -s h -d 'Print this help message and exit'
+complete -c kasava -n '__fish_seen_subcommand_from mcp' -l store -r -d 'Serve this shared PostgreSQL store\'s repositories (a libpq URI or key=value string; default: KASAVA_STORE, else the local index)'
 complete -c kasava -n '__fish_seen_subcommand_from serve' -l help -s h -d 'Print this help message and exit'
 complete -c kasava -n '__fish_seen_subcommand_from serve' -l listen -r -d 'Address to listen on, HOST:PORT (port 0: any free one)'
 complete -c kasava -n '__fish_seen_subcommand_from serve' -l token-file -r -d 'Tokens that may use the server, one per line, each optionally followed by the repository globs it may see'

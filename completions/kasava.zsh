@@ -125,6 +125,7 @@ _kasava() {
     _arguments \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
+    '--store[Serve this shared PostgreSQL store'\''s repositories (a libpq URI or key=value string; default\: KASAVA_STORE, else the local index)]:value:' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \

@@ -265,6 +265,17 @@ std::vector<std::pair<std::string, std::string>> Reader::texts(const std::vector
   return texts;
 }
 
+std::optional<std::string> Reader::file_text(std::int64_t ref, const std::string& path) {
+  const Rows rows = m_connection->exec(
+      "SELECT encode(t.blob_id, 'hex') FROM snapshot_files f JOIN blob_texts t ON t.blob_id = f.blob_id "
+      "WHERE f.ref_id = $1 AND f.path = $2",
+      {Param::text(std::to_string(ref)), Param::text(path)});
+  if (rows.size() == 0) return std::nullopt;
+  auto text = texts({rows.at(0, 0)});
+  if (text.empty()) return std::nullopt;  // removed by a collector between the two reads
+  return std::move(text.front().second);
+}
+
 std::vector<std::tuple<std::int64_t, std::string, std::string>> Reader::histories(
     const std::vector<std::int64_t>& refs) {
   if (refs.empty()) return {};

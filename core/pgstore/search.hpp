@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -109,6 +110,9 @@ public:
   std::vector<Holder> holders(const std::vector<std::int64_t>& refs, const std::vector<std::string>& blobs);
   /// The blobs' texts, decompressed (blob → text); a damaged one is an error naming it.
   std::vector<std::pair<std::string, std::string>> texts(const std::vector<std::string>& blobs);
+  /// The text of the file at `path` in the ref's snapshot, decompressed; nothing when the
+  /// snapshot has no such file (or holds it without its text).
+  std::optional<std::string> file_text(std::int64_t ref, const std::string& path);
   /// The file histories of the refs: (ref id, path, text).
   std::vector<std::tuple<std::int64_t, std::string, std::string>> histories(const std::vector<std::int64_t>& refs);
 

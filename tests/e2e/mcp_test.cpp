@@ -19,6 +19,8 @@
 
 #include "tests/e2e/background.hpp"
 #include "tests/e2e/harness.hpp"
+#include "tests/e2e/store_runs.hpp"
+#include "tests/support/postgres_server.hpp"
 
 using namespace kasava::e2e;
 using kasava::util::JsonValue;
@@ -29,9 +31,9 @@ namespace {
 /// if the test leaves it running.
 class McpSession {
 public:
-  /// `kasava [global_args…] mcp`, started in cwd.
+  /// `kasava [global_args…] mcp [command_args…]`, started in cwd.
   McpSession(const std::string& cwd, const TempDir& scratch,
-             std::vector<std::string> global_args = {})
+             std::vector<std::string> global_args = {}, std::vector<std::string> command_args = {})
       : m_stderr_path(scratch / "mcp.err") {
     int to_child[2];
     int from_child[2];
@@ -52,6 +54,7 @@ public:
     std::vector<char*> argv = {binary.data()};
     for (auto& arg : global_args) argv.push_back(arg.data());
     argv.push_back(command.data());
+    for (auto& arg : command_args) argv.push_back(arg.data());
     argv.push_back(nullptr);
 
     m_pid = ::fork();
@@ -392,4 +395,112 @@ TEST_CASE("mcp: a running server searches the index a rebuild has put in place")
   CHECK(found("alpha") == 0);
   session.close_stdin();
   CHECK(session.wait_exit() == 0);
+}
+
+TEST_CASE("mcp --store: search, read_file_range and index_status across a shared store's repositories",
+          "[store][mcp]") {
+  kasava::test_support::PostgresServer& server = kasava::test_support::PostgresServer::shared();
+  const std::string uri = server.uri(server.create_database("mcp_store"));
+  FixtureRepo app;
+  app.write("billing.py",
+            "def reconcile_ledger_entries(entries, statement):\n"
+            "    \"\"\"Reconciles the ledger entries against the bank statement.\"\"\"\n"
+            "    return [entry for entry in entries if entry not in statement]\n");
+  app.commit_all("app");
+  publish_as(app, uri, "acme/app");
+  app.git({"checkout", "-q", "-b", "feature"});
+  app.write("billing.py", "def reconcile_ledger_entries(entries):\n    return entries\n");
+  app.commit_all("feature");
+  publish_as(app, uri, "acme/app");
+  FixtureRepo lib;
+  lib.write("lib.go", "package lib\n\n// Sum adds two numbers.\nfunc Sum(a, b int) int { return a + b }\n");
+  lib.commit_all("lib");
+  publish_as(lib, uri, "acme/lib");
+
+  TempDir nowhere("mcp-store-cwd");  // no repository, no index: everything comes from the store
+  TempDir scratch("mcp-store");
+  McpSession session(nowhere.path(), scratch, {}, {"--store", uri});
+  const JsonValue init = session.request(1, "initialize", R"({"protocolVersion":"2025-06-18"})");
+  CHECK_THAT(init["result"]["instructions"].as_string(), Catch::Contains("repositories"));
+  std::vector<std::string> transcript = {init.dump()};
+
+  // The tools take a repository; search finds each repository's latest ref.
+  const JsonValue list = session.request(2, "tools/list");
+  transcript.push_back(list.dump());
+  CHECK(list["result"]["tools"][std::size_t{0}]["inputSchema"]["properties"].contains("repository"));
+  CHECK(list["result"]["tools"][std::size_t{1}]["inputSchema"]["properties"].contains("ref"));
+  const JsonValue found = session.call(3, "search", R"({"query":"reconcile ledger entries","limit":3})");
+  transcript.push_back(found.dump());
+  CHECK(found["isError"] == JsonValue(false));
+  const JsonValue& first = found["structuredContent"]["results"][std::size_t{0}];
+  CHECK(first["path"] == JsonValue("billing.py"));
+  CHECK(first["repository"] == JsonValue("acme/app"));
+  CHECK(first["ref"] == JsonValue("feature"));
+  CHECK_THAT(text_of(found), Catch::Contains("1. acme/app@feature:billing.py:1-2"));
+  const JsonValue sum = session.call(4, "search", R"({"query":"sum two numbers","repository":"acme/l*"})");
+  transcript.push_back(sum.dump());
+  REQUIRE(sum["structuredContent"]["results"].size() >= 1);
+  for (const auto& result : sum["structuredContent"]["results"].as_array()) {
+    CHECK(result["repository"] == JsonValue("acme/lib"));
+  }
+  const JsonValue on_main = session.call(5, "search", R"({"query":"bank statement","ref":"main"})");
+  transcript.push_back(on_main.dump());
+  REQUIRE(on_main["structuredContent"]["results"].size() >= 1);
+  CHECK(on_main["structuredContent"]["results"][std::size_t{0}]["ref"] == JsonValue("main"));
+  const JsonValue none = session.call(6, "search", R"({"query":"x","repository":"nope/*"})");
+  transcript.push_back(none.dump());
+  CHECK(none["isError"] == JsonValue(true));
+  CHECK_THAT(text_of(none), Catch::Contains("no published ref of a repository matching repository 'nope/*'"));
+
+  // read_file_range reads the store's text of the ref asked (latest by default).
+  const JsonValue unnamed = session.call(7, "read_file_range", R"({"path":"billing.py"})");
+  transcript.push_back(unnamed.dump());
+  CHECK(unnamed["isError"] == JsonValue(true));
+  CHECK_THAT(text_of(unnamed), Catch::Contains("the store holds 2 repositories: name one with `repository`"));
+  const JsonValue latest = session.call(8, "read_file_range", R"({"path":"billing.py","repository":"acme/app"})");
+  transcript.push_back(latest.dump());
+  CHECK(latest["isError"] == JsonValue(false));
+  CHECK(latest["structuredContent"]["ref"] == JsonValue("feature"));
+  CHECK(latest["structuredContent"]["text"] == JsonValue("def reconcile_ledger_entries(entries):\n    return entries\n"));
+  const JsonValue old = session.call(
+      9, "read_file_range", R"({"path":"billing.py","repository":"acme/app","ref":"main","start_line":2,"end_line":2})");
+  transcript.push_back(old.dump());
+  CHECK(old["structuredContent"]["text"] ==
+        JsonValue("    \"\"\"Reconciles the ledger entries against the bank statement.\"\"\"\n"));
+  CHECK(old["structuredContent"]["total_lines"] == JsonValue(3));
+  CHECK_THAT(text_of(old), Catch::StartsWith("acme/app@main:billing.py:2-2 (of 3 lines)"));
+  const JsonValue missing = session.call(10, "read_file_range", R"({"path":"nothing.py","repository":"acme/lib"})");
+  transcript.push_back(missing.dump());
+  CHECK(missing["isError"] == JsonValue(true));
+  CHECK_THAT(text_of(missing), Catch::Contains("'nothing.py' is not a file of acme/lib@main in the store"));
+  const JsonValue bad_ref = session.call(11, "read_file_range", R"({"path":"lib.go","repository":"acme/lib","ref":"dev"})");
+  transcript.push_back(bad_ref.dump());
+  CHECK_THAT(text_of(bad_ref), Catch::Contains("'acme/lib' has no published ref 'dev' (it has 'main')"));
+  const JsonValue escape = session.call(12, "read_file_range", R"({"path":"../lib.go","repository":"acme/lib"})");
+  transcript.push_back(escape.dump());
+  CHECK(escape["isError"] == JsonValue(true));
+
+  // index_status lists the repositories and refs, never the connection's password.
+  const JsonValue status = session.call(13, "index_status", "{}");
+  transcript.push_back(status.dump());
+  CHECK(status["structuredContent"]["repositories"] == JsonValue(2));
+  CHECK(status["structuredContent"]["refs"].size() == 3);
+  CHECK_THAT(text_of(status), Catch::Contains("acme/app feature"));
+  session.close_stdin();
+  CHECK(session.wait_exit() == 0);
+  transcript.push_back(session.stderr_text());
+  for (const auto& text : transcript) CHECK(text.find(server.password()) == std::string::npos);
+}
+
+TEST_CASE("mcp --store: a store that cannot be reached is one line and exit 2 at start", "[store][mcp]") {
+  TempDir scratch("mcp-store-down");
+  FixtureRepo nowhere{GitInit::no};
+  const RunResult result = nowhere.kasava(
+      {"mcp", "--store", "postgresql://kasava:Secret-Pw-1@127.0.0.1:1/none?connect_timeout=2"});
+  CHECK(result.exit_code == 2);
+  CHECK(lines_of(result.err).size() == 1);
+  CHECK_THAT(result.err, Catch::StartsWith("kasava: error: "));
+  CHECK(result.err.find("127.0.0.1:1") != std::string::npos);
+  CHECK(result.err.find("Secret-Pw-1") == std::string::npos);
+  CHECK(result.out.empty());
 }
