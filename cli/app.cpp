@@ -292,7 +292,10 @@ const std::vector<CommandSpec>& command_table() {
        "A token file holds one token per line (16 characters or more), each optionally\n"
        "followed by repository globs it is limited to; clients send `Authorization: Bearer`.\n"
        "Loopback needs no token unless a token file is given; any other address needs one\n"
-       "(or --insecure-no-auth). SIGINT/SIGTERM: stop accepting, finish requests (5 s), exit.",
+       "(or --insecure-no-auth). SIGINT/SIGTERM: stop accepting, finish requests (5 s), exit.\n"
+       "With --store (or KASAVA_STORE), the server serves a shared store's repositories: a\n"
+       "search covers those the token may see (repo= narrows it, ref= picks a ref), /api/file\n"
+       "needs repo= when several are visible, /api/status lists them.",
        Needs::readable_index,
        [](CLI::App& app, ParsedOptions& o) {
          app.add_option("--listen", o.serve.listen, "Address to listen on, HOST:PORT (port 0: any free one)")
@@ -304,6 +307,9 @@ const std::vector<CommandSpec>& command_table() {
                       "Serve a non-loopback address without tokens (anyone who reaches it may search)");
          app.add_flag("--log-queries", o.serve.log_queries,
                       "Log each request's query parameters (by default only method, path, status, time)");
+         app.add_option("--store", o.serve.store,
+                        "Serve this shared PostgreSQL store's repositories (a libpq URI or key=value "
+                        "string; default: KASAVA_STORE, else the local index)");
          app.add_option("--allow-host", o.serve.allowed_hosts,
                         "A name clients reach the server by (the Host header); repeatable. On "
                         "loopback localhost and the address are always accepted; elsewhere any "
@@ -314,7 +320,8 @@ const std::vector<CommandSpec>& command_table() {
        },
        [](ParsedOptions& o, commands::Context& c, commands::Prepared& p) {
          return commands::run_serve(o.serve, c, p);
-       }},
+       },
+       [](ParsedOptions& o) { return commands::serve_setup(o.serve); }},
   };
   return table;
 }

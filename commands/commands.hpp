@@ -65,7 +65,9 @@ struct ServeCommandOptions {
   bool log_queries = false;               ///< log the query string of each request
   std::vector<std::string> allowed_hosts; ///< --allow-host: names the Host header may carry
   double rate_limit = 20.0;               ///< requests per second per client; 0 = none
+  std::string store;  ///< --store URL: serve this shared store ("" = KASAVA_STORE, else the local index)
 };
+SetupHooks serve_setup(const ServeCommandOptions& options);
 ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepared& prepared);
 
 } // namespace kasava::commands

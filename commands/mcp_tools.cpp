@@ -232,75 +232,37 @@ mcp::ToolOutcome index_status(ToolPlace& place) {
 // read_file_range over a shared store: the file's text from the snapshot of the named
 // repository's ref (its latest publish unless `ref` names one). Only what was published is
 // there, so the snapshot's paths are the whole confinement.
-mcp::ToolOutcome read_store_file(pgstore::Reader& reader, mcp::Arguments& args) {
+mcp::ToolOutcome read_store_file(pgstore::Reader& reader, mcp::Arguments& args, const Visible& visible) {
   const std::string path = args.required_string("path");
   const std::int64_t start = args.integer("start_line", 1, 1, INT32_MAX);
   const std::int64_t end = args.integer("end_line", start + k_default_range_lines - 1, 1, INT32_MAX);
   const std::string repository = args.string("repository");
   const std::string ref = args.string("ref");
   if (!args.ok()) return mcp::ToolOutcome::error(args.error());
-
-  std::vector<pgstore::RefInfo> refs;  // by repository, latest publish first
-  std::vector<std::string> repositories;
-  for (auto& each : reader.refs()) {
-    if (!repository.empty() && each.repository != repository) continue;
-    if (repositories.empty() || repositories.back() != each.repository) repositories.push_back(each.repository);
-    refs.push_back(std::move(each));
-  }
-  if (refs.empty()) {
-    return mcp::ToolOutcome::error(
-        repository.empty() ? "the store at " + reader.where() + " holds no published repository"
-                           : "the store at " + reader.where() + " holds no repository named '" + repository +
-                                 "' (index_status lists them)");
-  }
-  if (repositories.size() > 1) {
-    return mcp::ToolOutcome::error("the store holds " + std::to_string(repositories.size()) +
-                                   " repositories: name one with `repository` (e.g. '" + repositories.front() +
-                                   "', as search results give it)");
-  }
-  const pgstore::RefInfo* chosen = &refs.front();
-  if (!ref.empty()) {
-    const auto named = std::find_if(refs.begin(), refs.end(), [&](const auto& each) { return each.ref == ref; });
-    if (named == refs.end()) {
-      std::string names;
-      for (const auto& each : refs) names += (names.empty() ? "'" : ", '") + each.ref + "'";
-      return mcp::ToolOutcome::error("'" + refs.front().repository + "' has no published ref '" + ref +
-                                     "' (it has " + names + ")");
-    }
-    chosen = &*named;
-  }
-  const auto text = reader.file_text(chosen->id, path);
+  const pgstore::RefInfo chosen = choose_file_ref(reader, repository, ref, visible);
+  const auto text = reader.file_text(chosen.id, path);
   if (!text) {
-    return mcp::ToolOutcome::error("'" + path + "' is not a file of " + chosen->repository + "@" + chosen->ref +
+    return mcp::ToolOutcome::error("'" + path + "' is not a file of " + chosen.repository + "@" + chosen.ref +
                                    " in the store (only indexed files are held; paths are relative to "
                                    "the repository root)");
   }
   auto range = mcp::line_range(*text, start, end, k_max_range_lines);
   if (!range) return mcp::ToolOutcome::error("'" + path + "': " + range.error().message);
-  return range_outcome(path, *range, chosen);
+  return range_outcome(path, *range, &chosen);
 }
 
 // index_status over a shared store: its repositories and their published refs.
-mcp::ToolOutcome store_status(pgstore::Reader& reader) {
-  const std::vector<pgstore::RefInfo> refs = reader.refs();
-  std::int64_t repositories = 0;
-  JsonValue::Array ref_list;
-  std::string ref_text;
-  for (std::size_t i = 0; i < refs.size(); ++i) {
-    const pgstore::RefInfo& ref = refs[i];
-    if (i == 0 || refs[i - 1].repository != ref.repository) ++repositories;
-    ref_text += "  " + ref.repository + " " + ref.ref + "  " + ref.model + ", published " + ref.published_at + "\n";
-    ref_list.push_back(object({{"repository", ref.repository},
-                               {"ref", ref.ref},
-                               {"model", ref.model},
-                               {"published_at", ref.published_at}}));
-  }
+mcp::ToolOutcome store_status(pgstore::Reader& reader, const Visible& visible) {
   mcp::ToolOutcome outcome;
-  outcome.text = "store " + reader.where() + "\nrepositories " + std::to_string(repositories) + " (" +
-                 std::to_string(refs.size()) + " refs)\n" + ref_text;
-  outcome.structured = object({{"store", reader.where()},
-                               {"repositories", repositories},
-                               {"refs", JsonValue(std::move(ref_list))}});
+  JsonValue document = store_status_document(reader, visible);
+  outcome.text = "store " + document["store"].as_string() + "\nrepositories " +
+                 std::to_string(document["repositories"].as_integer()) + " (" +
+                 std::to_string(document["refs"].size()) + " refs)\n";
+  for (const auto& ref : document["refs"].as_array()) {
+    outcome.text += "  " + ref["repository"].as_string() + " " + ref["ref"].as_string() + "  " +
+                    ref["model"].as_string() + ", published " + ref["published_at"].as_string() + "\n";
+  }
+  outcome.structured = std::move(document);
   return outcome;
 }
 
@@ -423,12 +385,11 @@ mcp::ToolOutcome StoreTools::call(const std::string& name, const JsonValue& argu
         auto store = reader();
         std::vector<std::string> globs;
         if (!repository.empty()) globs.push_back(repository);
-        return search_outcome(options.query, search_store(m_context, *store, choose_refs(*store, globs, ref,
-                                                                                         "repository", "ref"),
-                                                          options));
+        auto refs = choose_refs(*store, globs, ref, "repository", "ref", m_visible);
+        return search_outcome(options.query, search_store(m_context, *store, std::move(refs), options));
       },
-      [&](mcp::Arguments& args) { return read_store_file(*reader(), args); },
-      [&] { return store_status(*reader()); });
+      [&](mcp::Arguments& args) { return read_store_file(*reader(), args, m_visible); },
+      [&] { return store_status(*reader(), m_visible); });
 }
 
 }  // namespace kasava::commands

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands/context.hpp"
+#include "commands/store_search.hpp"
 #include "commands/target.hpp"
 #include "core/mcp/server.hpp"
 #include "core/store/store.hpp"
@@ -64,11 +65,13 @@ private:
 };
 
 /// search, read_file_range and index_status over the repositories of a shared PostgreSQL
-/// store (`kasava mcp --store`): each call connects anew, searches every repository's latest
-/// published ref unless its arguments name a repository or ref, and reads files from the store.
+/// store (`kasava mcp --store`, serve's /mcp): each call connects anew, searches every
+/// repository's latest published ref unless its arguments name a repository or ref, and
+/// reads files from the store; only the repositories `visible` lets through exist for it.
 class StoreTools : public mcp::ToolHandler {
 public:
-  StoreTools(Context& context, std::string conninfo) : m_context(context), m_conninfo(std::move(conninfo)) {}
+  StoreTools(Context& context, std::string conninfo, Visible visible = nullptr)
+      : m_context(context), m_conninfo(std::move(conninfo)), m_visible(std::move(visible)) {}
 
   std::vector<mcp::Tool> tools() const override;
   mcp::ToolOutcome call(const std::string& name, const util::JsonValue& arguments) override;
@@ -76,6 +79,7 @@ public:
 private:
   Context& m_context;
   std::string m_conninfo;
+  Visible m_visible;
 };
 
 }  // namespace kasava::commands

@@ -16,6 +16,7 @@
 #include "commands/commands.hpp"
 #include "commands/interrupt.hpp"
 #include "commands/serve_mcp.hpp"
+#include "commands/store_search.hpp"
 #include "core/httpd/server.hpp"
 #include "core/index/indexable.hpp"
 #include "core/mcp/files.hpp"
@@ -122,13 +123,36 @@ serve::Reply error_reply(int status, const std::string& message) {
   return {status, response.body};
 }
 
+// /api/file's document: the lines asked of a file's text (of a shared store's repository and
+// ref when `holder` is given).
+serve::Reply file_reply(const serve::FileRequest& request, std::string_view text,
+                        const pgstore::RefInfo* holder = nullptr) {
+  const std::int64_t end = request.end > 0 ? request.end : request.start + k_default_range_lines - 1;
+  auto range = mcp::line_range(text, request.start, end, k_max_range_lines);
+  if (!range) return error_reply(400, "'" + request.path + "': " + range.error().message);
+  util::JsonWriter json;
+  json.begin_object();
+  if (holder) {
+    json.key("repository").value(holder->repository);
+    json.key("ref").value(holder->ref);
+  }
+  json.key("path").value(request.path);
+  json.key("start_line").value(range->first);
+  json.key("end_line").value(range->last);
+  json.key("total_lines").value(range->total);
+  json.key("truncated").value(range->truncated);
+  json.key("text").value(range->text);
+  json.end_object();
+  return {200, json.str() + "\n"};
+}
+
 class IndexBackend final : public serve::Backend {
 public:
   IndexBackend(Context& context, QueryTarget target, std::string repository)
       : m_context(context), m_target(std::move(target)), m_repository(std::move(repository)),
         m_pool(m_target.index_path) {}
 
-  std::string repository() const override { return m_repository; }
+  std::vector<std::string> repositories() override { return {m_repository}; }
 
   serve::Reply search(const serve::SearchRequest& request) override {
     AskCommandOptions ask;
@@ -164,25 +188,13 @@ public:
       }
       auto text = index::read_indexable_file(**source, request.path, max_file_size);
       if (!text) return error_reply(404, "refusing " + text.error().message);
-      const std::int64_t end = request.end > 0 ? request.end : request.start + k_default_range_lines - 1;
-      auto range = mcp::line_range(*text, request.start, end, k_max_range_lines);
-      if (!range) return error_reply(400, "'" + request.path + "': " + range.error().message);
-      util::JsonWriter json;
-      json.begin_object();
-      json.key("path").value(request.path);
-      json.key("start_line").value(range->first);
-      json.key("end_line").value(range->last);
-      json.key("total_lines").value(range->total);
-      json.key("truncated").value(range->truncated);
-      json.key("text").value(range->text);
-      json.end_object();
-      return {200, json.str() + "\n"};
+      return file_reply(request, *text);
     } catch (const util::Failure& e) {
       return error_reply(503, e.what());
     }
   }
 
-  serve::Reply status() override {
+  serve::Reply status(const std::vector<std::string>& /*visible: the one repository*/) override {
     try {
       auto store = m_pool.lend();
       return {200, status_json(m_context, m_target, *store)};
@@ -196,6 +208,90 @@ private:
   QueryTarget m_target;
   std::string m_repository;
   StorePool m_pool;
+};
+
+/// A shared store's repositories (`serve --store`): a connection per request (PostgreSQL
+/// serves them concurrently, and a restarted database is no error for the next one); each
+/// search covers the latest ref (or ref=) of the repositories the caller may see.
+class StoreBackend final : public serve::Backend {
+public:
+  StoreBackend(Context& context, std::string conninfo) : m_context(context), m_conninfo(std::move(conninfo)) {}
+
+  std::vector<std::string> repositories() override {
+    std::vector<std::string> names;
+    for (const auto& ref : reader()->refs()) {
+      if (names.empty() || names.back() != ref.repository) names.push_back(ref.repository);
+    }
+    return names;
+  }
+
+  serve::Reply search(const serve::SearchRequest& request) override {
+    AskCommandOptions ask;
+    ask.query = request.query;
+    ask.limit = request.limit;
+    ask.mode = request.mode;
+    ask.language = request.language;
+    ask.path_glob = request.path_glob;
+    const search::SearchOptions options = search_options_for(ask);
+    std::unique_ptr<pgstore::Reader> store;
+    try {
+      store = reader();
+    } catch (const util::Failure& e) {
+      return error_reply(503, std::string("the store cannot be searched: ") + e.what());
+    }
+    std::vector<pgstore::RefInfo> refs;
+    try {
+      refs = choose_refs(*store, {}, request.ref, "repo=", "ref=", one_of(request.repositories));
+    } catch (const util::Failure& e) {
+      return error_reply(404, e.what());  // e.g. no repository has the ref= asked
+    }
+    try {
+      return {200, results_json(request.query, search_store(m_context, *store, std::move(refs), options))};
+    } catch (const util::Failure& e) {
+      return error_reply(503, std::string("the store cannot be searched: ") + e.what());
+    }
+  }
+
+  serve::Reply file(const serve::FileRequest& request) override {
+    std::unique_ptr<pgstore::Reader> store;
+    try {
+      store = reader();
+    } catch (const util::Failure& e) {
+      return error_reply(503, e.what());
+    }
+    try {
+      const pgstore::RefInfo ref = choose_file_ref(*store, request.repository, request.ref);
+      const auto text = store->file_text(ref.id, request.path);
+      if (!text) {
+        return error_reply(404, "'" + request.path + "' is not a file of " + ref.repository + "@" + ref.ref +
+                                    " in the store");
+      }
+      return file_reply(request, *text, &ref);
+    } catch (const util::Failure& e) {
+      return error_reply(404, e.what());
+    }
+  }
+
+  serve::Reply status(const std::vector<std::string>& visible) override {
+    try {
+      return {200, store_status_document(*reader(), one_of(visible)).dump() + "\n"};
+    } catch (const util::Failure& e) {
+      return error_reply(503, std::string("the store cannot be read: ") + e.what());
+    }
+  }
+
+private:
+  std::unique_ptr<pgstore::Reader> reader() const {
+    auto opened = pgstore::Reader::open(m_conninfo);
+    if (!opened) throw util::Failure(opened.error());
+    return std::move(opened).value();
+  }
+  static Visible one_of(const std::vector<std::string>& names) {
+    return [&names](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
+  }
+
+  Context& m_context;
+  std::string m_conninfo;
 };
 
 // The search page and its files (web/), open to everyone: they hold no data, and the page
@@ -234,6 +330,12 @@ std::string query_text(const std::vector<std::pair<std::string, std::string>>& q
 
 } // namespace
 
+SetupHooks serve_setup(const ServeCommandOptions& options) {
+  SetupHooks hooks;
+  if (!chosen_store(options.store).empty()) hooks.needs = Needs::index_per_call;  // no local index
+  return hooks;
+}
+
 ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepared& prepared) {
   const auto [host, port] = parse_listen(options.listen);
   const bool loopback = httpd::is_loopback_address(host);
@@ -255,20 +357,31 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   }
   api_options.rate_limit = options.rate_limit;
 
+  const std::string conninfo = chosen_store(options.store);
   const QueryTarget target = prepared.target;
-  {
-    // The model is made now, once, not by the first searches racing on their threads.
-    auto store = open_store(target.index_path, store::OpenMode::read_only);
-    embedder_for_query(context, *store, search::Mode::hybrid);
+  std::unique_ptr<serve::Backend> backend;
+  std::string served;  // what the start line names
+  if (!conninfo.empty()) {
+    auto reader = pgstore::Reader::open(conninfo);  // a store that cannot be read fails now
+    if (!reader) throw util::Failure(reader.error());
+    context.embedder();  // made now, once, not by the first searches racing on their threads
+    served = "the store at " + (*reader)->where();
+    backend = std::make_unique<StoreBackend>(context, conninfo);
+  } else {
+    {
+      // The model is made now, once, not by the first searches racing on their threads.
+      auto store = open_store(target.index_path, store::OpenMode::read_only);
+      embedder_for_query(context, *store, search::Mode::hybrid);
+    }
+    prepared.store.reset();
+    // The repository's folder; for an index found without one, the folder it lies in (the
+    // one holding `.kasava/` for `<dir>/.kasava/index.db`).
+    std::filesystem::path index_folder = std::filesystem::absolute(target.index_path).parent_path();
+    if (index_folder.filename() == ".kasava") index_folder = index_folder.parent_path();
+    const std::string folder = target.repository.value_or(target.root.value_or(index_folder.string()));
+    served = serve::repository_name(repo::remote_url(folder, "origin"), folder);
+    backend = std::make_unique<IndexBackend>(context, target, served);
   }
-  prepared.store.reset();
-  // The repository's folder; for an index found without one, the folder it lies in (the one
-  // holding `.kasava/` for `<dir>/.kasava/index.db`).
-  std::filesystem::path index_folder = std::filesystem::absolute(target.index_path).parent_path();
-  if (index_folder.filename() == ".kasava") index_folder = index_folder.parent_path();
-  const std::string folder = target.repository.value_or(target.root.value_or(index_folder.string()));
-  const std::string repository = serve::repository_name(repo::remote_url(folder, "origin"), folder);
-  IndexBackend backend(context, target, repository);
 
   // The Host rule needs the port, known once listening: the handler reads it from here.
   std::atomic<serve::Api*> api_pointer{nullptr};
@@ -289,15 +402,15 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   httpd::Limits limits;
   auto server = httpd::HttpServer::start(host, port, handler, limits, log).value_or_throw();
   api_options.hosts = serve::host_rule_for(host, loopback, server->port(), options.allowed_hosts);
-  serve::Api api(std::move(api_options), backend);
+  serve::Api api(std::move(api_options), *backend);
   // Other features' routes are added here, before serving (Api::add_route; see core/serve/api.hpp):
   // MCP over HTTP (/mcp, Access::token, a streamed httpd::Response for SSE):
-  api.add_route(mcp_route(context, target, repository));
+  api.add_route(conninfo.empty() ? mcp_route(context, target, served) : store_mcp_route(context, conninfo));
   add_page_routes(api);  // the search page: / and its files, Access::open
   api_pointer.store(&api);
 
   const std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  context.output.out("kasava: serving " + repository + " on http://" + shown_host + ":" +
+  context.output.out("kasava: serving " + served + " on http://" + shown_host + ":" +
                      std::to_string(server->port()) + "/\n");
   context.output.flush();
 

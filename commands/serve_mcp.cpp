@@ -93,33 +93,55 @@ std::string principal_of(const serve::Caller& caller) {
 
 }  // namespace
 
-serve::Route mcp_route(Context& context, const QueryTarget& target, const std::string& repository) {
-  auto transport = std::make_shared<mcp::HttpTransport>(
-      mcp::ServerInfo{"kasava", KASAVA_VERSION, k_mcp_instructions});
-  auto stores = std::make_shared<KeptStores>(target.index_path);
+namespace {
+
+// One request to /mcp answered by the transport with these tools.
+httpd::Response answer(mcp::HttpTransport& transport, const httpd::Request& request, const serve::Caller& caller,
+                       mcp::ToolHandler& tools) {
+  mcp::HttpRequest mcp_request;
+  mcp_request.method = request.method;
+  mcp_request.headers = request.headers;
+  mcp_request.body = request.body;
+  mcp_request.principal = principal_of(caller);
+  mcp::HttpResponse reply = transport.handle(mcp_request, tools, mcp::HttpTransport::Clock::now());
+  httpd::Response response;
+  response.status = reply.status;
+  response.headers = std::move(reply.headers);
+  response.body = std::move(reply.body);
+  return response;
+}
+
+serve::Route route_to(serve::RouteHandler handle) {
   serve::Route route;
   route.path = "/mcp";
   route.methods = {"POST", "GET", "DELETE"};
   route.access = serve::Access::token;
   route.rate_limited = true;
-  route.handle = [&context, target, repository, transport, stores](const httpd::Request& request,
-                                                                   const serve::Caller& caller) {
+  route.handle = std::move(handle);
+  return route;
+}
+
+}  // namespace
+
+serve::Route mcp_route(Context& context, const QueryTarget& target, const std::string& repository) {
+  auto transport = std::make_shared<mcp::HttpTransport>(
+      mcp::ServerInfo{"kasava", KASAVA_VERSION, k_mcp_instructions});
+  auto stores = std::make_shared<KeptStores>(target.index_path);
+  return route_to([&context, target, repository, transport, stores](const httpd::Request& request,
+                                                                    const serve::Caller& caller) {
     ServedPlace place(target, repository, caller, *stores);
     KasavaTools tools(context, place);
-    mcp::HttpRequest mcp_request;
-    mcp_request.method = request.method;
-    mcp_request.headers = request.headers;
-    mcp_request.body = request.body;
-    mcp_request.principal = principal_of(caller);
-    mcp::HttpResponse reply =
-        transport->handle(mcp_request, tools, mcp::HttpTransport::Clock::now());
-    httpd::Response response;
-    response.status = reply.status;
-    response.headers = std::move(reply.headers);
-    response.body = std::move(reply.body);
-    return response;
-  };
-  return route;
+    return answer(*transport, request, caller, tools);
+  });
+}
+
+serve::Route store_mcp_route(Context& context, const std::string& conninfo) {
+  auto transport = std::make_shared<mcp::HttpTransport>(
+      mcp::ServerInfo{"kasava", KASAVA_VERSION, k_mcp_store_instructions});
+  return route_to([&context, conninfo, transport](const httpd::Request& request, const serve::Caller& caller) {
+    StoreTools tools(context, conninfo, [&caller](const std::string& name) { return caller.may_see(name); });
+    return answer(*transport, request, caller, tools);
+  });
 }
 
 }  // namespace kasava::commands

@@ -15,14 +15,14 @@ std::string chosen_store(const std::string& option) {
 
 std::vector<pgstore::RefInfo> choose_refs(pgstore::Reader& reader, const std::vector<std::string>& globs,
                                           const std::string& ref, const std::string& glob_option,
-                                          const std::string& ref_option) {
+                                          const std::string& ref_option, const Visible& visible) {
   std::vector<pgstore::RefInfo> chosen;
   for (auto& candidate : reader.refs()) {
     const bool wanted_repository =
         globs.empty() || std::any_of(globs.begin(), globs.end(), [&](const std::string& glob) {
           return util::glob_match(glob, candidate.repository);
         });
-    if (!wanted_repository) continue;
+    if (!wanted_repository || (visible && !visible(candidate.repository))) continue;
     if (!ref.empty() ? candidate.ref != ref
                      : !chosen.empty() && chosen.back().repository == candidate.repository) {
       continue;  // refs come by repository, latest publish first
@@ -46,6 +46,52 @@ std::vector<pgstore::RefInfo> choose_refs(pgstore::Reader& reader, const std::ve
     }
   }
   return chosen;
+}
+
+pgstore::RefInfo choose_file_ref(pgstore::Reader& reader, const std::string& repository, const std::string& ref,
+                                 const Visible& visible) {
+  std::vector<pgstore::RefInfo> refs;  // by repository, latest publish first
+  std::vector<std::string> repositories;
+  for (auto& each : reader.refs()) {
+    if ((!repository.empty() && each.repository != repository) || (visible && !visible(each.repository))) continue;
+    if (repositories.empty() || repositories.back() != each.repository) repositories.push_back(each.repository);
+    refs.push_back(std::move(each));
+  }
+  if (refs.empty()) {
+    throw util::Failure(repository.empty()
+                            ? "the store at " + reader.where() + " holds no published repository"
+                            : "the store at " + reader.where() + " holds no repository named '" + repository + "'");
+  }
+  if (repositories.size() > 1) {
+    throw util::Failure("the store holds " + std::to_string(repositories.size()) +
+                        " repositories: name one with `repository` (e.g. '" + repositories.front() +
+                        "', as search results give it)");
+  }
+  if (ref.empty()) return refs.front();
+  const auto named = std::find_if(refs.begin(), refs.end(), [&](const auto& each) { return each.ref == ref; });
+  if (named == refs.end()) {
+    std::string names;
+    for (const auto& each : refs) names += (names.empty() ? "'" : ", '") + each.ref + "'";
+    throw util::Failure("'" + refs.front().repository + "' has no published ref '" + ref + "' (it has " + names + ")");
+  }
+  return *named;
+}
+
+util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& visible) {
+  std::int64_t repositories = 0;
+  std::string previous;
+  util::JsonValue::Array refs;
+  for (const pgstore::RefInfo& ref : reader.refs()) {
+    if (visible && !visible(ref.repository)) continue;
+    if (refs.empty() || previous != ref.repository) ++repositories;
+    previous = ref.repository;
+    refs.emplace_back(util::JsonValue::Object{{"repository", ref.repository},
+                                              {"ref", ref.ref},
+                                              {"model", ref.model},
+                                              {"published_at", ref.published_at}});
+  }
+  return util::JsonValue::Object{
+      {"store", reader.where()}, {"repositories", repositories}, {"refs", util::JsonValue(std::move(refs))}};
 }
 
 std::vector<search::SearchHit> search_store(Context& context, pgstore::Reader& reader,

@@ -3,12 +3,14 @@
 // and the search itself over them, ranked by the one ranking of core/search.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "commands/context.hpp"
 #include "core/pgstore/search.hpp"
 #include "core/search/search.hpp"
+#include "core/util/json_value.hpp"
 
 namespace kasava::commands {
 
@@ -16,14 +18,28 @@ namespace kasava::commands {
 /// user's config `store` is for publishing only, so a plain `ask` or `mcp` stays local.
 std::string chosen_store(const std::string& option);
 
+/// Whether a caller may see the repository with this name (a token's globs); null: all.
+using Visible = std::function<bool(const std::string& repository)>;
+
 /// The refs a search covers: of each repository one of `globs` matches (every repository
-/// when empty), the ref named `ref`, else its latest publish. All of one model. Throws
-/// util::Failure naming what was asked when nothing matches, or when the refs' models differ;
-/// `glob_option` and `ref_option` name where the globs and the ref came from in that message
-/// ("--repo", "--ref" for ask).
+/// when empty) and `visible` lets through, the ref named `ref`, else its latest publish. All
+/// of one model. Throws util::Failure naming what was asked when nothing matches, or when the
+/// refs' models differ; `glob_option` and `ref_option` name where the globs and the ref came
+/// from in that message ("--repo", "--ref" for ask).
 std::vector<pgstore::RefInfo> choose_refs(pgstore::Reader& reader, const std::vector<std::string>& globs,
                                           const std::string& ref, const std::string& glob_option,
-                                          const std::string& ref_option);
+                                          const std::string& ref_option, const Visible& visible = nullptr);
+
+/// The ref whose file a read reads: of the repository named `repository` (which may be ""
+/// when only one is visible), the ref named `ref`, else its latest publish. Throws
+/// util::Failure saying what is missing (a repository that is not visible is not there).
+pgstore::RefInfo choose_file_ref(pgstore::Reader& reader, const std::string& repository, const std::string& ref,
+                                 const Visible& visible = nullptr);
+
+/// The store's published refs that `visible` lets through, as `index_status` and
+/// /api/status give them: {"store", "repositories", "refs": [{repository, ref, model,
+/// published_at}]}.
+util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& visible = nullptr);
 
 /// The search of `options` over `refs` of the store `reader` reads.
 std::vector<search::SearchHit> search_store(Context& context, pgstore::Reader& reader,

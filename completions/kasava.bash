@@ -15,7 +15,7 @@ _kasava() {
     verify) COMPREPLY=($(compgen -W "--help -h --repair --json --store --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
     unpublish) COMPREPLY=($(compgen -W "--help -h --ref --store --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
     mcp) COMPREPLY=($(compgen -W "--help -h --store --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
-    serve) COMPREPLY=($(compgen -W "--help -h --listen --token-file --insecure-no-auth --log-queries --allow-host --rate-limit --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
+    serve) COMPREPLY=($(compgen -W "--help -h --listen --token-file --insecure-no-auth --log-queries --store --allow-host --rate-limit --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
     *) COMPREPLY=($(compgen -W "index ask status verify unpublish mcp serve --help -h --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
   esac
   if [[ ${#COMPREPLY[@]} -eq 0 && "$cur" != -* ]]; then COMPREPLY=($(compgen -f -- "$cur")); fi

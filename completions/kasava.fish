@@ -54,5 +54,6 @@ complete -c kasava -n '__fish_seen_subcommand_from serve' -l listen -r -d 'Addre
 complete -c kasava -n '__fish_seen_subcommand_from serve' -l token-file -r -d 'Tokens that may use the server, one per line, each optionally followed by the repository globs it may see'
 complete -c kasava -n '__fish_seen_subcommand_from serve' -l insecure-no-auth -d 'Serve a non-loopback address without tokens (anyone who reaches it may search)'
 complete -c kasava -n '__fish_seen_subcommand_from serve' -l log-queries -d 'Log each request\'s query parameters (by default only method, path, status, time)'
+complete -c kasava -n '__fish_seen_subcommand_from serve' -l store -r -d 'Serve this shared PostgreSQL store\'s repositories (a libpq URI or key=value string; default: KASAVA_STORE, else the local index)'
 complete -c kasava -n '__fish_seen_subcommand_from serve' -l allow-host -r -d 'A name clients reach the server by (the Host header); repeatable. On loopback localhost and the address are always accepted; elsewhere any name is, unless this is given'
 complete -c kasava -n '__fish_seen_subcommand_from serve' -l rate-limit -r -d 'Requests per second per client address (0: no limit)'

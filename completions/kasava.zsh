@@ -145,6 +145,7 @@ _kasava() {
     '--token-file[Tokens that may use the server, one per line, each optionally followed by the repository globs it may see]:value:' \
     '--insecure-no-auth[Serve a non-loopback address without tokens (anyone who reaches it may search)]' \
     '--log-queries[Log each request'\''s query parameters (by default only method, path, status, time)]' \
+    '--store[Serve this shared PostgreSQL store'\''s repositories (a libpq URI or key=value string; default\: KASAVA_STORE, else the local index)]:value:' \
     '--allow-host[A name clients reach the server by (the Host header); repeatable. On loopback localhost and the address are always accepted; elsewhere any name is, unless this is given]:value:' \
     '--rate-limit[Requests per second per client address (0\: no limit)]:value:' \
     '--help[Print this help message and exit]' \

@@ -157,9 +157,11 @@ httpd::Response Api::search(const httpd::Request& request, const Caller& caller)
   }
   search.language = request.param("lang").value_or("");
   search.path_glob = request.param("path").value_or("");
-  const std::string repository = m_backend.repository();
-  const auto repo = request.param("repo");
-  if (!caller.may_see(repository) || (repo && !repo->empty() && !util::glob_match(*repo, repository))) {
+  search.ref = request.param("ref").value_or("");
+  auto visible = visible_repositories(request, caller);
+  if (!visible) return json_error(503, visible.error().message);
+  search.repositories = std::move(visible).value();
+  if (search.repositories.empty()) {
     // No repository this caller may see matches: the document of a search without results.
     util::JsonWriter json;
     json.begin_object();
@@ -183,21 +185,51 @@ httpd::Response Api::file(const httpd::Request& request, const Caller& caller) {
   auto end = integer_parameter(request, "end", 0, 1, INT32_MAX);
   if (!end) return json_error(400, end.error().message);
   file.end = *end;
-  const std::string repository = m_backend.repository();
-  const auto repo = request.param("repo");
-  if (!caller.may_see(repository) || (repo && !repo->empty() && !util::glob_match(*repo, repository))) {
-    return json_error(404, "no repository this token may read matches");
+  file.ref = request.param("ref").value_or("");
+  auto visible = visible_repositories(request, caller);
+  if (!visible) return json_error(503, visible.error().message);
+  if (visible->empty()) return json_error(404, "no repository this token may read matches");
+  if (visible->size() > 1) {
+    return json_error(400, "parameter 'repo' must name one repository: " + std::to_string(visible->size()) +
+                               " match (e.g. '" + visible->front() + "')");
   }
+  file.repository = visible->front();
   const Reply reply = m_backend.file(file);
   return json_response(reply.status, reply.body);
 }
 
 httpd::Response Api::status(const Caller& caller) {
-  if (!caller.may_see(m_backend.repository())) {
-    return json_error(403, "this token may not see the repository served here");
+  std::vector<std::string> all;
+  try {
+    all = m_backend.repositories();
+  } catch (const util::Failure& e) {
+    return json_error(503, e.what());
   }
-  const Reply reply = m_backend.status();
+  std::vector<std::string> visible;
+  for (auto& name : all) {
+    if (caller.may_see(name)) visible.push_back(std::move(name));
+  }
+  if (!all.empty() && visible.empty()) {
+    return json_error(403, "this token may not see the repositories served here");
+  }
+  const Reply reply = m_backend.status(visible);
   return json_response(reply.status, reply.body);
+}
+
+util::Result<std::vector<std::string>> Api::visible_repositories(const httpd::Request& request,
+                                                                 const Caller& caller) {
+  const std::string repo = request.param("repo").value_or("");
+  std::vector<std::string> visible;
+  try {
+    for (auto& name : m_backend.repositories()) {
+      if (caller.may_see(name) && (repo.empty() || repo == name || util::glob_match(repo, name))) {
+        visible.push_back(std::move(name));
+      }
+    }
+  } catch (const util::Failure& e) {
+    return util::Error{e.what()};
+  }
+  return visible;
 }
 
 } // namespace kasava::serve

@@ -16,6 +16,7 @@
 #include "core/httpd/server.hpp"
 #include "core/serve/auth.hpp"
 #include "core/serve/rate_limit.hpp"
+#include "core/util/result.hpp"
 
 namespace kasava::serve {
 
@@ -55,6 +56,9 @@ struct SearchRequest {
   std::string mode = "hybrid";
   std::string language;
   std::string path_glob;
+  /// The repositories to search: those the caller may see that repo= matches (never empty).
+  std::vector<std::string> repositories;
+  std::string ref;  ///< ref=: this ref of each repository ("" = its latest)
 };
 
 /// GET /api/file's parameters, checked.
@@ -62,6 +66,8 @@ struct FileRequest {
   std::string path;
   std::int64_t start = 1;
   std::int64_t end = 0;  ///< 0: the default range from start
+  std::string repository;  ///< the one repository the caller may see that repo= matches
+  std::string ref;         ///< ref= ("" = the repository's latest)
 };
 
 /// A backend's answer: a JSON body and its status (an error's body is json_error's).
@@ -70,18 +76,19 @@ struct Reply {
   std::string body;
 };
 
-/// What the API serves from: one repository's index.
+/// What the API serves from: one repository's index, or a shared store's repositories.
 class Backend {
 public:
   virtual ~Backend() = default;
-  /// The repository's name (owner/name of its origin remote, else its folder's name).
-  virtual std::string repository() const = 0;
+  /// The repositories' names (owner/name of an origin remote, else a folder's name); a
+  /// failure to read them is a util::Failure (503).
+  virtual std::vector<std::string> repositories() = 0;
   /// The `ask --json` document for the search.
   virtual Reply search(const SearchRequest& request) = 0;
   /// Lines of a file, under read_file_range's confinement.
   virtual Reply file(const FileRequest& request) = 0;
-  /// The `status --json` document.
-  virtual Reply status() = 0;
+  /// The `status --json` document, of the repositories `visible` (those the caller may see).
+  virtual Reply status(const std::vector<std::string>& visible) = 0;
 };
 
 struct ApiOptions {
@@ -116,6 +123,9 @@ private:
   httpd::Response search(const httpd::Request& request, const Caller& caller);
   httpd::Response file(const httpd::Request& request, const Caller& caller);
   httpd::Response status(const Caller& caller);
+  /// The backend's repositories that `caller` may see and the request's repo= (a glob or a
+  /// name) matches; an error when the backend cannot say.
+  util::Result<std::vector<std::string>> visible_repositories(const httpd::Request& request, const Caller& caller);
 
   ApiOptions m_options;
   Backend& m_backend;

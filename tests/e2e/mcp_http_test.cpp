@@ -23,6 +23,8 @@
 #include "core/util/strings.hpp"
 #include "tests/e2e/background.hpp"
 #include "tests/e2e/harness.hpp"
+#include "tests/e2e/store_runs.hpp"
+#include "tests/support/postgres_server.hpp"
 
 using namespace kasava::e2e;
 using kasava::util::JsonValue;
@@ -449,4 +451,58 @@ TEST_CASE("mcp over http: after the index is rebuilt, the tools answer from the 
   const RunResult rebuilt = billing.repo.kasava({"index", "--rebuild"});
   REQUIRE(rebuilt.exit_code == 0);
   CHECK(first_symbol() == JsonValue("estimate_freight_arrival"));
+}
+
+TEST_CASE("mcp over http with --store: the SDK searches the store, a token sees only its repositories",
+          "[store][mcp]") {
+  kasava::test_support::PostgresServer& postgres = kasava::test_support::PostgresServer::shared();
+  const std::string uri = postgres.uri(postgres.create_database("mcp_http_store"));
+  BillingRepo billing;
+  publish_as(billing.repo, uri, "acme/billing");
+  FixtureRepo payroll;
+  payroll.write("payroll.py",
+                "def compute_salary_total(employees):\n"
+                "    \"\"\"Adds up the salaries of the employees and the invoice tax.\"\"\"\n"
+                "    return sum(e.salary for e in employees)\n");
+  payroll.commit_all("payroll");
+  publish_as(payroll, uri, "other/payroll");
+  TempDir scratch("mcp-http-store");
+  {
+    std::ofstream tokens(scratch / "tokens");
+    tokens << k_token << " acme/*\n" << k_blind_token << "\n";  // the second sees everything
+  }
+  FixtureRepo nowhere{GitInit::no};
+  Served served(nowhere, scratch, {"--store", uri, "--token-file", scratch / "tokens"});
+
+  // The SDK, with the token that sees every repository: the store's results, read from the store.
+  auto steps = run_client(served.url(), {"--query", "invoice total with tax", "--read", "billing.py",
+                                         "--token", k_blind_token});
+  CHECK(steps["search"]["results"][std::size_t{0}]["symbol"] == JsonValue("compute_invoice_total"));
+  CHECK(steps["search"]["results"][std::size_t{0}]["repository"] == JsonValue("acme/billing"));
+  CHECK(steps["read_file_range"]["isError"] == JsonValue(true));  // two repositories: which one?
+  CHECK_THAT(steps["read_file_range"]["text"].as_string(), Catch::Contains("name one with `repository`"));
+  CHECK_THAT(steps["index_status"]["text"].as_string(), Catch::Contains("repositories 2"));
+
+  // By hand, with the token limited to acme/*: other/payroll does not exist for it.
+  const std::string session = open_session(served.port(), k_token);
+  const auto call_tool = [&](const std::string& tool, const std::string& arguments) {
+    const HttpReply reply =
+        http(served.port(), "POST", post_headers(session, "2025-11-25", k_token), call(tool, arguments));
+    REQUIRE(reply.status == 200);
+    return reply.json()["result"];
+  };
+  const JsonValue found = call_tool("search", R"({"query":"total of salaries and invoice tax","limit":10})");
+  REQUIRE(found["structuredContent"]["results"].size() > 0);
+  for (const auto& result : found["structuredContent"]["results"].as_array()) {
+    CHECK(result["repository"] == JsonValue("acme/billing"));
+  }
+  const JsonValue read = call_tool("read_file_range", R"({"path":"billing.py","end_line":1})");
+  CHECK(read["isError"] == JsonValue(false));  // the only repository it sees: no `repository` needed
+  CHECK(read["structuredContent"]["text"] == JsonValue("def compute_invoice_total(items, tax_rate):\n"));
+  const JsonValue hidden = call_tool("read_file_range", R"({"path":"payroll.py","repository":"other/payroll"})");
+  CHECK(hidden["isError"] == JsonValue(true));
+  CHECK_THAT(hidden["content"][std::size_t{0}]["text"].as_string(), Catch::Contains("no repository named 'other/payroll'"));
+  const JsonValue status = call_tool("index_status", "{}");
+  CHECK(status["structuredContent"]["repositories"] == JsonValue(1));
+  CHECK(served.log().find(postgres.password()) == std::string::npos);
 }

@@ -15,10 +15,13 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "tests/e2e/background.hpp"
 #include "tests/e2e/harness.hpp"
+#include "tests/e2e/store_runs.hpp"
+#include "tests/support/postgres_server.hpp"
 
 using namespace kasava::e2e;
 using kasava::util::JsonValue;
@@ -518,4 +521,88 @@ TEST_CASE("serve: SIGTERM stops accepting at once and finishes the request in fl
   CHECK(json_of(reply)["results"].size() > 0);
   CHECK(server.process().wait() == 143);
   CHECK(server.process().seconds() < 10.0);
+}
+
+TEST_CASE("serve --store: a shared store's repositories, each token seeing its own, over the API",
+          "[store][serve]") {
+  kasava::test_support::PostgresServer& postgres = kasava::test_support::PostgresServer::shared();
+  const std::string uri = postgres.uri(postgres.create_database("serve_store"));
+  FixtureRepo widgets;
+  write_project(widgets);  // acme/widgets
+  publish_as(widgets, uri, "acme/widgets");
+  FixtureRepo secret;
+  secret.write("vault.py",
+               "def retry_vault_unseal(keys):\n"
+               "    \"\"\"Retries unsealing the vault with exponential backoff.\"\"\"\n"
+               "    return keys\n");
+  secret.commit_all("vault");
+  publish_as(secret, uri, "other/vault");
+
+  TempDir secrets("store-tokens");
+  const std::string all = "all-repositories-token-0123456789";
+  const std::string acme = "acme-only-token-abcdefghijklmnop";
+  {
+    std::ofstream file(secrets / "tokens");
+    file << all << "\n" << acme << " acme/*\n";
+  }
+  FixtureRepo nowhere{GitInit::no};  // no repository, no index: everything from the store
+  Server server(nowhere, {"--store", uri, "--token-file", secrets / "tokens"});
+  const int port = server.port();
+  CHECK(server.process().out().find("serving the store at 127.0.0.1:" + std::to_string(postgres.port())) !=
+        std::string::npos);
+  auto bearer = [](const std::string& token) { return Headers{{"Authorization", "Bearer " + token}}; };
+
+  // Search: every repository for the token that sees all, only acme/* for the other.
+  JsonValue found = json_of(get(port, "/api/search?q=retry+backoff&limit=10", bearer(all)));
+  std::set<std::string> repositories;
+  for (const auto& hit : found["results"].as_array()) repositories.insert(hit["repository"].as_string());
+  CHECK(repositories == std::set<std::string>{"acme/widgets", "other/vault"});
+  found = json_of(get(port, "/api/search?q=retry+backoff&limit=10", bearer(acme)));
+  REQUIRE(found["results"].size() > 0);
+  for (const auto& hit : found["results"].as_array()) CHECK(hit["repository"] == JsonValue("acme/widgets"));
+  found = json_of(get(port, "/api/search?q=retry+backoff&repo=other/*", bearer(all)));
+  REQUIRE(found["results"].size() > 0);
+  CHECK(found["results"][std::size_t{0}]["path"] == JsonValue("vault.py"));
+  CHECK(json_of(get(port, "/api/search?q=vault&repo=other/*", bearer(acme)))["results"].size() == 0);
+  CHECK(get(port, "/api/search?q=retry&ref=nope", bearer(all)).status == 404);
+
+  // Files: from the store's texts, of the one repository repo= names (or the only one seen).
+  HttpReply reply = get(port, "/api/file?path=src/retry.py&start=2&end=2", bearer(acme));
+  CHECK(reply.status == 200);
+  JsonValue file = json_of(reply);
+  CHECK(file["repository"] == JsonValue("acme/widgets"));
+  CHECK(file["ref"] == JsonValue("main"));
+  CHECK_THAT(file["text"].as_string(), Catch::Contains("exponential backoff"));
+  reply = get(port, "/api/file?path=vault.py", bearer(all));
+  CHECK(reply.status == 400);
+  CHECK_THAT(error_of(reply), Catch::Contains("parameter 'repo' must name one repository: 2 match"));
+  CHECK(get(port, "/api/file?path=vault.py&repo=other/vault", bearer(all)).status == 200);
+  reply = get(port, "/api/file?path=vault.py&repo=other/vault", bearer(acme));
+  CHECK(reply.status == 404);
+  CHECK(reply.body.find("retry_vault_unseal") == std::string::npos);
+  CHECK(get(port, "/api/file?path=missing.py&repo=acme/widgets", bearer(all)).status == 404);
+
+  // Status: the repositories the token sees.
+  JsonValue status = json_of(get(port, "/api/status", bearer(acme)));
+  CHECK(status["repositories"] == JsonValue(1));
+  REQUIRE(status["refs"].size() == 1);
+  CHECK(status["refs"][std::size_t{0}]["repository"] == JsonValue("acme/widgets"));
+  CHECK(json_of(get(port, "/api/status", bearer(all)))["repositories"] == JsonValue(2));
+
+  server.process().signal(SIGTERM);
+  CHECK(server.process().wait() == 143);
+  for (const std::string& text : {server.process().out(), server.process().err()}) {
+    CHECK(text.find(postgres.password()) == std::string::npos);
+    CHECK(text.find(all) == std::string::npos);
+  }
+}
+
+TEST_CASE("serve --store: a store that cannot be reached is one line and exit 2 at start", "[store][serve]") {
+  FixtureRepo nowhere{GitInit::no};
+  const RunResult result = nowhere.kasava(
+      {"serve", "--listen", "127.0.0.1:0", "--store", "postgresql://kasava:Secret-Pw-2@127.0.0.1:1/none?connect_timeout=2"});
+  CHECK(result.exit_code == 2);
+  CHECK(lines_of(result.err).size() == 1);
+  CHECK(result.err.find("127.0.0.1:1") != std::string::npos);
+  CHECK(result.err.find("Secret-Pw-2") == std::string::npos);
 }

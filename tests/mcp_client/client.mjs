@@ -55,6 +55,7 @@ async function main() {
     isError: search.isError ?? false,
     results: (search.structuredContent?.results ?? []).map((r) => ({
       path: r.path,
+      repository: r.repository ?? null,
       symbol: r.symbol,
       start_line: r.start_line,
       end_line: r.end_line,

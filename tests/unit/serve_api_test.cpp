@@ -12,7 +12,7 @@ namespace {
 
 class FakeBackend : public Backend {
 public:
-  std::string repository() const override { return "acme/widgets"; }
+  std::vector<std::string> repositories() override { return names; }
   Reply search(const SearchRequest& request) override {
     searches.push_back(request);
     return {200, "{\"query\":\"" + request.query + "\",\"results\":[{\"rank\":1}]}\n"};
@@ -21,7 +21,12 @@ public:
     files.push_back(request);
     return {200, "{\"path\":\"" + request.path + "\"}\n"};
   }
-  Reply status() override { return {200, "{\"files\":3}\n"}; }
+  Reply status(const std::vector<std::string>& visible) override {
+    statuses.push_back(visible);
+    return {200, "{\"files\":3}\n"};
+  }
+  std::vector<std::string> names = {"acme/widgets"};
+  std::vector<std::vector<std::string>> statuses;
   std::vector<SearchRequest> searches;
   std::vector<FileRequest> files;
 };
@@ -129,6 +134,46 @@ TEST_CASE("serve::Api with tokens: 401 without, repositories limited by globs") 
   CHECK(response.status == 200);
   CHECK(response.body == "{\"query\":\"retry\",\"results\":[]}\n");
   CHECK(backend.searches.empty());
+}
+
+TEST_CASE("serve::Api over several repositories: each caller's repositories, repo= and ref= passed on") {
+  FakeBackend backend;
+  backend.names = {"acme/app", "acme/lib", "other/tools"};
+  ApiOptions options = loopback_options();
+  options.tokens = parse_token_file("all-token-0123456789ab\nacme-token-0123456789 acme/*\n").value();
+  Api api(std::move(options), backend);
+  auto with = [](const std::string& token) {
+    return std::vector<std::pair<std::string, std::string>>{{"Host", "localhost:7700"},
+                                                            {"Authorization", "Bearer " + token}};
+  };
+  // Search: the repositories the token sees, narrowed by repo=; ref= passed on.
+  CHECK(api.handle(get("/api/search", {{"q", "retry"}}, with("acme-token-0123456789"))).status == 200);
+  CHECK(api.handle(get("/api/search", {{"q", "retry"}, {"repo", "*/tools"}, {"ref", "dev"}},
+                       with("all-token-0123456789ab"))).status == 200);
+  REQUIRE(backend.searches.size() == 2);
+  CHECK(backend.searches[0].repositories == std::vector<std::string>{"acme/app", "acme/lib"});
+  CHECK(backend.searches[1].repositories == std::vector<std::string>{"other/tools"});
+  CHECK(backend.searches[1].ref == "dev");
+  CHECK(api.handle(get("/api/search", {{"q", "retry"}, {"repo", "other/*"}}, with("acme-token-0123456789"))).body ==
+        "{\"query\":\"retry\",\"results\":[]}\n");
+  CHECK(backend.searches.size() == 2);
+
+  // File: exactly one repository, named by repo= when the caller sees several.
+  auto response = api.handle(get("/api/file", {{"path", "a.go"}}, with("acme-token-0123456789")));
+  CHECK(response.status == 400);
+  CHECK(error_of(response).find("parameter 'repo' must name one repository: 2 match") != std::string::npos);
+  CHECK(api.handle(get("/api/file", {{"path", "a.go"}, {"repo", "acme/lib"}, {"ref", "v1"}},
+                       with("acme-token-0123456789"))).status == 200);
+  CHECK(api.handle(get("/api/file", {{"path", "a.go"}, {"repo", "other/tools"}}, with("acme-token-0123456789")))
+            .status == 404);
+  REQUIRE(backend.files.size() == 1);
+  CHECK(backend.files[0].repository == "acme/lib");
+  CHECK(backend.files[0].ref == "v1");
+
+  // Status: of the repositories the caller sees.
+  CHECK(api.handle(get("/api/status", {}, with("acme-token-0123456789"))).status == 200);
+  REQUIRE(backend.statuses.size() == 1);
+  CHECK(backend.statuses[0] == std::vector<std::string>{"acme/app", "acme/lib"});
 }
 
 TEST_CASE("serve::Api rate-limits per client with Retry-After, not /healthz") {
