@@ -386,16 +386,16 @@ std::optional<WatchState> ask_watcher(const std::string& index_path, int timeout
 }
 
 std::string index_fingerprint(const std::string& index_path) {
+  // SQLite's readers create and delete an empty WAL: only one with frames is a write not yet
+  // checkpointed into the file (a checkpoint changes the file's mtime).
   std::ostringstream text;
-  for (const std::string& path : {index_path, index_path + "-wal"}) {
-    struct stat st {};
-    if (stat(path.c_str(), &st) != 0) {
-      if (path == index_path) return "";
-      text << " none";
-      continue;
-    }
-    text << ' ' << st.st_ino << ':' << st.st_size << ':' << st.st_mtim.tv_sec << '.'
-         << st.st_mtim.tv_nsec << ':' << st.st_ctim.tv_sec << '.' << st.st_ctim.tv_nsec;
+  struct stat st {};
+  if (stat(index_path.c_str(), &st) != 0) return "";
+  text << ' ' << st.st_ino << ':' << st.st_size << ':' << st.st_mtim.tv_sec << '.'
+       << st.st_mtim.tv_nsec;
+  const std::string wal = index_path + "-wal";
+  if (stat(wal.c_str(), &st) == 0 && st.st_size > 0) {
+    text << " wal:" << st.st_size << ':' << st.st_mtim.tv_sec << '.' << st.st_mtim.tv_nsec;
   }
   return text.str();
 }

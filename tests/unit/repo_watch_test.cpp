@@ -157,4 +157,10 @@ TEST_CASE("watch: what the last full listing saw is read back with the index's s
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   test::write(index_path, "db2");
   CHECK(seen->second != index_fingerprint(index_path));
+  // An empty WAL (a reader's) is no write; one with frames is.
+  const std::string before = index_fingerprint(index_path);
+  test::write(index_path + "-wal", "");
+  CHECK(index_fingerprint(index_path) == before);
+  test::write(index_path + "-wal", "frames");
+  CHECK(index_fingerprint(index_path) != before);
 }
