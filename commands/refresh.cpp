@@ -75,12 +75,23 @@ bool refresh_index(Context& context, const QueryTarget& target) {
   // An index that exists was excluded when it was made; reading .git/info/exclude again (a
   // second repository open) would only cost time.
   if (!existed) index::exclude_from_git(*target.root);
+  // A run that warned (a file it could not read) or left chunks pending (a remote model that
+  // failed) is not one a watcher may vouch for: the next refresh lists the tree again.
+  auto callbacks = progress_callbacks(context);
+  bool warned = false;
+  if (watched) {
+    callbacks.warning = [&warned, warn = std::move(callbacks.warning)](const std::string& text) {
+      warned = true;
+      if (warn) warn(text);
+    };
+  }
   auto summary = index::run_index(**source, *store, index_options_for(context, *store, 0),
-                                  progress_callbacks(context));
+                                  callbacks);
   context.output.end_progress();
   if (!summary) throw util::Failure(summary.error());
   finish_index_run(std::move(store), target.index_path);
-  if (watched) repo::record_seen(target.index_path, *watched);
+  if (watched && !warned && summary->embedding.pending == 0)
+    repo::record_seen(target.index_path, *watched);
   return true;
 }
 
