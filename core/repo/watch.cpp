@@ -277,6 +277,19 @@ void watch_tree(const std::string& root, const std::string& index_path,
   const std::string index_name = file_name_of(index_path);
   Inotify inotify(root, index_folder);
   inotify.watch_all(root, WatchedFolder::tree);
+  // A linked worktree's `.git` is a file naming its git folder, whose `commondir` names the
+  // main repository's (refs, config and info/exclude live there).
+  if (const auto link = read_small_file(root + "/.git"); link && has_prefix(*link, "gitdir: ")) {
+    std::string git_dir = link->substr(8);
+    while (!git_dir.empty() && (git_dir.back() == '\n' || git_dir.back() == '\r')) git_dir.pop_back();
+    if (!git_dir.empty() && git_dir.front() != '/') git_dir = root + "/" + git_dir;
+    inotify.watch_all(git_dir, WatchedFolder::git);
+    if (auto common = read_small_file(git_dir + "/commondir")) {
+      while (!common->empty() && (common->back() == '\n' || common->back() == '\r')) common->pop_back();
+      if (!common->empty() && common->front() != '/') *common = git_dir + "/" + *common;
+      if (!common->empty()) inotify.watch_all(*common, WatchedFolder::git);
+    }
+  }
   inotify.watch_index_folder();
 
   WatchState state{new_epoch(), 0};

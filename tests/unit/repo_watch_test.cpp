@@ -164,3 +164,28 @@ TEST_CASE("watch: what the last full listing saw is read back with the index's s
   test::write(index_path + "-wal", "frames");
   CHECK(index_fingerprint(index_path) != before);
 }
+
+TEST_CASE("watch: in a linked worktree, a commit and git's index there count as changes") {
+  test::TempDir dir;
+  const std::string main_tree = dir.path() + "/main";
+  test::write(main_tree + "/a.c", "int a;\n");
+  test::git(main_tree, "init -q");
+  test::git(main_tree, "add a.c");
+  test::git(main_tree, "commit -q -m first");
+  const std::string linked = dir.path() + "/linked";
+  test::git(main_tree, "worktree add -q " + linked);
+  const std::string index_path = linked + "/.kasava/index.db";
+  test::write(index_path, "");
+  WatcherThread watcher(linked, index_path);
+  REQUIRE(watcher.error().empty());
+  const auto before = ask_watcher(index_path, 5000);
+  REQUIRE(before);
+  test::git(linked, "commit -q --allow-empty -m second");  // HEAD's branch moves: no file changes
+  const auto after_commit = ask_watcher(index_path, 5000);
+  REQUIRE(after_commit);
+  CHECK(after_commit->sequence > before->sequence);
+  test::git(linked, "rm -q --cached a.c");  // only git's index of the linked worktree changes
+  const auto after_rm = ask_watcher(index_path, 5000);
+  REQUIRE(after_rm);
+  CHECK(after_rm->sequence > after_commit->sequence);
+}
