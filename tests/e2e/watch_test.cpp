@@ -1,6 +1,7 @@
 // End-to-end tests of `kasava watch`: with the watcher running, each `ask` sees every kind of
-// change (a file changed, added, renamed, deleted; a folder added and renamed; a new ignore rule), and
-// after the watcher is killed it still does (the refresh lists the tree again).
+// change (a file changed, added, renamed, deleted; a folder added and renamed; a new ignore
+// rule), and while the watcher is stopped (no answer) or after it is killed it still does
+// (the refresh lists the tree again).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -73,6 +74,17 @@ TEST_CASE("watch: ask sees every change while the watcher runs, and after it is 
   repo.write(".gitignore", "moved/\n");
   CHECK(found(repo, "epsilonwrench").empty());
   CHECK(watcher.running());
+
+  // Stopped (alive, holding its lock, but not answering): after the wait for its answer
+  // (2 s) the refresh lists the tree.
+  watcher.signal(SIGSTOP);
+  repo.write("src/alpha.py", "def etaratchet():\n    return 7\n");
+  CHECK(found(repo, "etaratchet") == Paths{"src/alpha.py"});
+  for (const auto& entry : std::filesystem::directory_iterator(repo.path(".kasava")))
+    CHECK(entry.path().filename().string().find("cookie") == std::string::npos);  // removed
+  watcher.signal(SIGCONT);
+  repo.write("src/alpha.py", "def thetabolt():\n    return 8\n");
+  CHECK(found(repo, "thetabolt") == Paths{"src/alpha.py"});
 
   // Killed: no answer, so each ask lists the tree as without a watcher.
   watcher.signal(SIGKILL);
