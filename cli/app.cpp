@@ -281,6 +281,19 @@ const std::vector<CommandSpec>& command_table() {
        [](ParsedOptions& o, commands::Context& c, commands::Prepared&) {
          return commands::run_mcp(o.mcp, c);
        }},
+      {"watch", "Watch the work tree so that each ask's refresh costs what changed (inotify)",
+       "  kasava watch &          # in the repository, after `kasava index`\n"
+       "  kasava ask \"retry with backoff\"   # no listing of the tree when nothing changed",
+       "Opt-in, in the foreground until Ctrl-C (SIGINT/SIGTERM). While it runs, a refresh asks\n"
+       "it whether anything in the work tree (or HEAD, git's index, refs, info/exclude) changed\n"
+       "since the last refresh and skips listing the tree when nothing did; any change, a\n"
+       "watcher that stopped or lost events means the usual full listing. One inotify watch\n"
+       "per folder: a large tree may need a higher sysctl fs.inotify.max_user_watches.",
+       Needs::index,
+       [](CLI::App&, ParsedOptions&) {},
+       [](ParsedOptions&, commands::Context& c, commands::Prepared& p) {
+         return commands::run_watch(c, p);
+       }},
       {"serve", "Serve the index over HTTP: a JSON API for people, scripts and agents",
        "  kasava serve                                   # http://127.0.0.1:7700/\n"
        "  curl 'http://127.0.0.1:7700/api/search?q=retry+backoff&limit=5'\n"

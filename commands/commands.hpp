@@ -57,6 +57,9 @@ ExitStatus run_unpublish(const UnpublishCommandOptions& options, Context& contex
 /// The `status --json` document of an index (`kasava serve`'s /api/status too).
 std::string status_json(Context& context, const QueryTarget& target, const store::Store& store);
 
+/// `kasava watch`: watches the index's work tree until SIGINT/SIGTERM (core/repo/watch.hpp).
+ExitStatus run_watch(Context& context, Prepared& prepared);
+
 /// `kasava serve`: an HTTP server for the index until SIGINT/SIGTERM.
 struct ServeCommandOptions {
   std::string listen = "127.0.0.1:7700";  ///< host:port ([v6]:port); port 0 picks a free one

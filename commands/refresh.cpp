@@ -9,6 +9,7 @@
 #include "commands/progress.hpp"
 #include "core/index/locate.hpp"
 #include "core/repo/source.hpp"
+#include "core/repo/watch.hpp"
 
 namespace kasava::commands {
 
@@ -44,6 +45,17 @@ bool refresh_index(Context& context, const QueryTarget& target) {
     }
   }
   context.embedder();  // a bad --model is an error of its own, not a reason to skip the refresh
+  // With `kasava watch` running: when nothing changed since the last full listing (and no
+  // one else wrote the index), there is nothing to list. Otherwise list, and remember the
+  // watcher's state asked *before* listing, so a change made meanwhile is seen next time.
+  std::optional<repo::WatchState> watched;
+  if (existed) {
+    watched = repo::ask_watcher(target.index_path, 2000);
+    const auto seen = watched ? repo::read_seen(target.index_path) : std::nullopt;
+    if (seen && repo::may_skip_listing(watched, seen->first,
+                                       repo::index_fingerprint(target.index_path), seen->second))
+      return true;
+  }
   std::unique_ptr<store::Store> store;
   try {
     store = open_index_for_writing(context, target.index_path, *target.root, ModelChange::fail);
@@ -63,11 +75,23 @@ bool refresh_index(Context& context, const QueryTarget& target) {
   // An index that exists was excluded when it was made; reading .git/info/exclude again (a
   // second repository open) would only cost time.
   if (!existed) index::exclude_from_git(*target.root);
+  // A run that warned (a file it could not read) or left chunks pending (a remote model that
+  // failed) is not one a watcher may vouch for: the next refresh lists the tree again.
+  auto callbacks = progress_callbacks(context);
+  bool warned = false;
+  if (watched) {
+    callbacks.warning = [&warned, warn = std::move(callbacks.warning)](const std::string& text) {
+      warned = true;
+      if (warn) warn(text);
+    };
+  }
   auto summary = index::run_index(**source, *store, index_options_for(context, *store, 0),
-                                  progress_callbacks(context));
+                                  callbacks);
   context.output.end_progress();
   if (!summary) throw util::Failure(summary.error());
   finish_index_run(std::move(store), target.index_path);
+  if (watched && !warned && summary->embedding.pending == 0)
+    repo::record_seen(target.index_path, *watched);
   return true;
 }
 

@@ -5,7 +5,7 @@ _kasava() {
   command=""
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "${COMP_WORDS[i]}" in
-      index|ask|status|verify|unpublish|mcp|serve) command="${COMP_WORDS[i]}"; break ;;
+      index|ask|status|verify|unpublish|mcp|watch|serve) command="${COMP_WORDS[i]}"; break ;;
     esac
   done
   case "$command" in
@@ -15,8 +15,9 @@ _kasava() {
     verify) COMPREPLY=($(compgen -W "--help -h --repair --json --store --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
     unpublish) COMPREPLY=($(compgen -W "--help -h --ref --store --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
     mcp) COMPREPLY=($(compgen -W "--help -h --store --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
+    watch) COMPREPLY=($(compgen -W "--help -h --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
     serve) COMPREPLY=($(compgen -W "--help -h --listen --token-file --insecure-no-auth --log-queries --store --allow-host --rate-limit --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
-    *) COMPREPLY=($(compgen -W "index ask status verify unpublish mcp serve --help -h --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
+    *) COMPREPLY=($(compgen -W "index ask status verify unpublish mcp watch serve --help -h --version -V -C --index --model --color --quiet -q" -- "$cur")) ;;
   esac
   if [[ ${#COMPREPLY[@]} -eq 0 && "$cur" != -* ]]; then COMPREPLY=($(compgen -f -- "$cur")); fi
 }

@@ -9,6 +9,7 @@ _kasava() {
     'verify:Check the index for damage and, with --repair, fix it by re-indexing'
     'unpublish:Remove a repository, or one of its refs, from the shared store'
     'mcp:Serve search to coding agents\: a Model Context Protocol server on stdio'
+    'watch:Watch the work tree so that each ask'\''s refresh costs what changed (inotify)'
     'serve:Serve the index over HTTP\: a JSON API for people, scripts and agents'
   )
   if (( CURRENT == 2 )); then
@@ -126,6 +127,21 @@ _kasava() {
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--store[Serve this shared PostgreSQL store'\''s repositories (a libpq URI or key=value string; default\: KASAVA_STORE, else the local index)]:value:' \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
+    '--version[Display program version information and exit]' \
+    '-V[Display program version information and exit]' \
+    '-C[Run as if started in PATH (relative paths in other options are then relative to it), or in the clone of URL that `kasava index URL` made]:value:' \
+    '--index[Index file to use (default\: .kasava/index.db of the repository)]:value:' \
+    '--model[Embedding model\: builtin (default), voyage\:<model>, openai\:<model> or a .kmodel file (also KASAVA_MODEL or `model` in a config file)]:value:' \
+    '--color[When to use colour\: auto, always, never]:value:' \
+    '--quiet[No progress and no warnings on stderr]' \
+    '-q[No progress and no warnings on stderr]' \
+    '*:file:_files' ;;
+  watch)
+    _arguments \
+    '--help[Print this help message and exit]' \
+    '-h[Print this help message and exit]' \
     '--help[Print this help message and exit]' \
     '-h[Print this help message and exit]' \
     '--version[Display program version information and exit]' \
