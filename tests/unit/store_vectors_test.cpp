@@ -292,6 +292,42 @@ TEST_CASE("store::check_index finds a chunk without its vector") {
   CHECK(check->inconsistent_paths == std::vector<std::string>{"a.py", "c.py"});
 }
 
+TEST_CASE("store::check_index finds a block of vector codes that is not its files' rows") {
+  test::TempDir dir;
+  const std::string path = dir.file("index.db");
+  {
+    auto store = open_store(path);
+    std::mt19937 random(2);
+    store->set_meta("embedding_model", "test:fake");
+    store->set_meta("embedding_dims", "16");
+    store->put_file({"a.py", "b1", "python", 10, ""}, {make_chunk("a", 1), make_chunk("b", 4)},
+                    {store::quantize(random_unit_vector(random, 16)),
+                     store::quantize(random_unit_vector(random, 16))});
+    store->put_file({"b.py", "b2", "python", 10, ""}, {make_chunk("c", 1)},
+                    {store::quantize(random_unit_vector(random, 16))});
+  }
+  auto check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+
+  // A code changed in the block only: both files of the block are re-indexed by a repair.
+  test::run("sqlite3 '" + path + "' \"UPDATE vector_code_blocks SET codes = zeroblob(length(codes))\"");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->inconsistent_paths == std::vector<std::string>{"a.py", "b.py"});
+  // The block missing: the same.
+  test::run("sqlite3 '" + path + "' 'DELETE FROM vector_code_blocks'");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->inconsistent_paths == std::vector<std::string>{"a.py", "b.py"});
+  // A block of no file's codes: a problem (a rebuild).
+  test::run("sqlite3 '" + path + "' \"INSERT INTO vector_code_blocks VALUES(9, zeroblob(8), zeroblob(2))\"");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.size() == 1);
+}
+
 TEST_CASE("store::Store::schema_version reads an index's version without opening it") {
   test::TempDir dir;
   const std::string path = dir.file("index.db");
