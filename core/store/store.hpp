@@ -40,11 +40,15 @@ class Database;
 /// 6: new text packs are zstd frames, their references' format byte 2 (text_packs.hpp); the
 ///    LZ77 packs of schemas 4 and 5 (format byte 1) are still read. An older kasava would
 ///    find those references malformed, hence the new number.
-inline constexpr int k_schema_version = 6;
+/// 7: `vector_code_blocks`, the codes of 256 files a row for the semantic scan (store.cpp).
+///    An older kasava would change `vector_codes` without its blocks, and a later scan would
+///    read stale codes, hence the new number.
+inline constexpr int k_schema_version = 7;
 /// The oldest version still opened as it is: schema 3 differs only in keeping chunk strings
 /// uncompressed, which is read as before, schema 4 in having no chunk lengths (FTS5's are
 /// used) and schema 5 in having only LZ77 packs; opening any of them for writing makes it
-/// schema 6 (old rows stay as they are; for 3 and 4 the lengths are copied from FTS5's).
+/// schema 7 (old rows stay as they are; for 3 and 4 the lengths are copied from FTS5's; the
+/// code blocks are built from the per-file rows).
 inline constexpr int k_oldest_readable_schema_version = 3;
 
 enum class OpenMode {

@@ -14,13 +14,16 @@
 // reason a chunk whose packed text does not decode (a malformed reference, a missing or
 // damaged pack, a place outside it) calls for a rebuild, and so does a pack no chunk refers
 // to (space nothing would ever free). A chunk length kept for ranking that differs from
-// FTS5's own (chunk_lengths.hpp) is repaired by re-indexing its file.
+// FTS5's own (chunk_lengths.hpp) is repaired by re-indexing its file. A block of vector codes
+// (schema 7) that is not its files' rows back to back is repaired by re-indexing those files.
 #include "core/store/store.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "core/store/chunk_lengths.hpp"
 #include "core/store/sqlite.hpp"
@@ -91,6 +94,8 @@ std::set<std::int64_t> ids(sqlite::Database& db, const char* sql) {
   while (query.step()) result.insert(query.column_int64(0));
   return result;
 }
+
+void check_code_blocks(sqlite::Database& db, IndexCheck& check, std::set<std::string>& inconsistent);
 
 void check_tables(sqlite::Database& db, IndexCheck& check) {
   check.files = count(db, "SELECT count(*) FROM files");
@@ -222,7 +227,72 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
     }
     for (const auto& [file_id, ids] : chunks_of_file) inconsistent.insert(path_of_file[file_id]);
   }
+  check_code_blocks(db, check, inconsistent);
   check.inconsistent_paths.assign(inconsistent.begin(), inconsistent.end());
+}
+
+// Each row of vector_code_blocks (schema 7) is its files' vector_codes rows back to back, in
+// file id order, as store.cpp rebuilds it; a block that differs is repaired by re-indexing
+// its files (which rebuilds it), one with no file of codes calls for a rebuild.
+void check_code_blocks(sqlite::Database& db, IndexCheck& check, std::set<std::string>& inconsistent) {
+  if (!db.has_table("vector_code_blocks")) return;
+  constexpr std::int64_t files_per_block = 256;  // store.cpp's k_code_block_files
+  struct Block {
+    std::vector<std::uint8_t> ids, codes;
+    std::vector<std::string> paths;
+  };
+  std::map<std::int64_t, Block> expected;
+  {
+    auto query = db.query(
+        "SELECT c.file_id, c.chunk_ids, c.codes, coalesce(f.path, '') FROM vector_codes c"
+        " LEFT JOIN files f ON f.id = c.file_id ORDER BY c.file_id");
+    std::map<std::int64_t, std::size_t> bytes_of_block;
+    while (query.step()) {
+      const std::int64_t block_id = query.column_int64(0) / files_per_block;
+      const auto ids = query.column_blob(1);
+      const auto codes = query.column_blob(2);
+      Block& block = expected[block_id];
+      if (!query.column_text(3).empty()) block.paths.emplace_back(query.column_text(3));
+      const std::size_t count = ids.size() / sizeof(std::int64_t);
+      if (count == 0 || codes.size() % count != 0) continue;
+      std::size_t& bytes = bytes_of_block[block_id];
+      if (bytes == 0) bytes = codes.size() / count;
+      if (codes.size() != count * bytes) continue;
+      block.ids.insert(block.ids.end(), ids.begin(),
+                       ids.begin() + static_cast<std::ptrdiff_t>(count * sizeof(std::int64_t)));
+      block.codes.insert(block.codes.end(), codes.begin(), codes.end());
+    }
+  }
+  std::int64_t orphan_blocks = 0;
+  auto damaged = [&](std::int64_t block_id) {
+    const auto found = expected.find(block_id);
+    if (found == expected.end() || found->second.paths.empty()) {
+      ++orphan_blocks;
+      return;
+    }
+    inconsistent.insert(found->second.paths.begin(), found->second.paths.end());
+  };
+  std::set<std::int64_t> stored;
+  auto query = db.query("SELECT block, chunk_ids, codes FROM vector_code_blocks");
+  while (query.step()) {
+    const std::int64_t block_id = query.column_int64(0);
+    stored.insert(block_id);
+    const auto ids = query.column_blob(1);
+    const auto codes = query.column_blob(2);
+    const auto found = expected.find(block_id);
+    const bool same = found != expected.end() && !found->second.ids.empty() &&
+                      std::equal(ids.begin(), ids.end(), found->second.ids.begin(), found->second.ids.end()) &&
+                      std::equal(codes.begin(), codes.end(), found->second.codes.begin(),
+                                 found->second.codes.end());
+    if (!same) damaged(block_id);
+  }
+  for (const auto& [block_id, block] : expected) {
+    if (!block.ids.empty() && stored.count(block_id) == 0) damaged(block_id);
+  }
+  if (orphan_blocks > 0) {
+    check.problems.push_back(std::to_string(orphan_blocks) +
+                             " rows of vector code blocks belong to no file's codes");
+  }
 }
 
 // Every packed chunk's text decodes, and every pack belongs to a chunk (see text_packs.hpp).

@@ -292,6 +292,42 @@ TEST_CASE("store::check_index finds a chunk without its vector") {
   CHECK(check->inconsistent_paths == std::vector<std::string>{"a.py", "c.py"});
 }
 
+TEST_CASE("store::check_index finds a block of vector codes that is not its files' rows") {
+  test::TempDir dir;
+  const std::string path = dir.file("index.db");
+  {
+    auto store = open_store(path);
+    std::mt19937 random(2);
+    store->set_meta("embedding_model", "test:fake");
+    store->set_meta("embedding_dims", "16");
+    store->put_file({"a.py", "b1", "python", 10, ""}, {make_chunk("a", 1), make_chunk("b", 4)},
+                    {store::quantize(random_unit_vector(random, 16)),
+                     store::quantize(random_unit_vector(random, 16))});
+    store->put_file({"b.py", "b2", "python", 10, ""}, {make_chunk("c", 1)},
+                    {store::quantize(random_unit_vector(random, 16))});
+  }
+  auto check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+
+  // A code changed in the block only: both files of the block are re-indexed by a repair.
+  test::run("sqlite3 '" + path + "' \"UPDATE vector_code_blocks SET codes = zeroblob(length(codes))\"");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->inconsistent_paths == std::vector<std::string>{"a.py", "b.py"});
+  // The block missing: the same.
+  test::run("sqlite3 '" + path + "' 'DELETE FROM vector_code_blocks'");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->inconsistent_paths == std::vector<std::string>{"a.py", "b.py"});
+  // A block of no file's codes: a problem (a rebuild).
+  test::run("sqlite3 '" + path + "' \"INSERT INTO vector_code_blocks VALUES(9, zeroblob(8), zeroblob(2))\"");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.size() == 1);
+}
+
 TEST_CASE("store::Store::schema_version reads an index's version without opening it") {
   test::TempDir dir;
   const std::string path = dir.file("index.db");
@@ -302,4 +338,80 @@ TEST_CASE("store::Store::schema_version reads an index's version without opening
   CHECK(store::Store::schema_version(path) == 1);
   test::write(dir.file("junk.db"), "not a database at all, not even close to one....");
   CHECK_FALSE(store::Store::schema_version(dir.file("junk.db")));
+}
+
+TEST_CASE("store::Store::nearest_codes over code blocks equals the per-file rows after every write") {
+  test::TempDir dir;
+  const std::string path = dir.file("index.db");
+  auto store = open_store(path);
+  constexpr int dims = 64;
+  std::mt19937 random(11);
+  // 600 files: three blocks of 256 file ids. Some chunks wait for their vectors (pending).
+  std::vector<std::int64_t> pending;
+  auto put = [&](int f, const std::string& blob) {
+    std::vector<types::Chunk> chunks;
+    std::vector<store::QuantizedVector> vectors;
+    for (int c = 0; c < 1 + f % 5; ++c) {
+      chunks.push_back(make_chunk(std::string(1, 'f') += std::to_string(c), 1 + 3 * c));
+      vectors.push_back(c == 1 && f % 4 == 0 ? store::QuantizedVector{}
+                                             : store::quantize(random_unit_vector(random, dims)));
+    }
+    std::string file = "src/";
+    file += std::to_string(f);
+    file += ".py";
+    store->put_file({file, blob, "python", 10, ""}, chunks, vectors);
+  };
+  store->begin();
+  for (int f = 0; f < 600; ++f) put(f, "a");
+  store->commit();
+  const auto code = store::binary_code(random_unit_vector(random, dims));
+  const auto accept_all = [](std::string_view, std::string_view) { return true; };
+  auto check_same = [&] {
+    const auto blocks = store->nearest_codes(code, 100000);
+    const auto rows = store->nearest_codes(code, 100000, accept_all);  // the per-file rows
+    REQUIRE(blocks.size() == rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      CHECK(blocks[i].chunk_id == rows[i].chunk_id);
+      CHECK(blocks[i].distance == rows[i].distance);
+    }
+    return rows.size();
+  };
+  const std::size_t first = check_same();
+  CHECK(first > 1000);
+  CHECK(test::run("sqlite3 '" + path + "' 'SELECT count(*) FROM vector_code_blocks'") == "3");
+
+  // Replaced and removed files, in a transaction and outside one; pending vectors added.
+  store->begin();
+  put(3, "b");
+  put(300, "b");
+  store->remove_file("src/599.py");
+  store->commit();
+  put(257, "c");
+  store->remove_file("src/1.py");
+  for (const auto& chunk : store->pending_chunks(0, 1000)) pending.push_back(chunk.id);
+  REQUIRE_FALSE(pending.empty());
+  std::vector<store::QuantizedVector> late;
+  for (std::size_t i = 0; i < pending.size(); ++i) late.push_back(store::quantize(random_unit_vector(random, dims)));
+  store->put_vectors(pending, late);
+  CHECK(check_same() > first);
+  // A rolled-back transaction leaves the blocks as they were.
+  store->begin();
+  store->remove_file("src/2.py");
+  store->rollback();
+  check_same();
+  store.reset();
+
+  // A schema 6 index (no blocks): read as before, and given its blocks when opened to write.
+  test::run("sqlite3 '" + path + "' \"DROP TABLE vector_code_blocks; UPDATE meta SET value = '6' WHERE key = 'schema_version'\"");
+  const auto before = [&] {
+    auto reader = open_store(path, store::OpenMode::read_only);
+    return reader->nearest_codes(code, 100000);
+  }();
+  store = open_store(path);
+  CHECK(store->meta("schema_version") == std::to_string(store::k_schema_version));
+  CHECK(test::run("sqlite3 '" + path + "' 'SELECT count(*) FROM vector_code_blocks'") == "3");
+  const auto after = store->nearest_codes(code, 100000);
+  REQUIRE(after.size() == before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) CHECK(after[i].chunk_id == before[i].chunk_id);
+  check_same();
 }
