@@ -50,15 +50,16 @@ std::string or_query(const std::vector<std::string>& terms) {
 // in C) before it is expanded into rows: expanding all of it cost twice the whole query.
 // Counts and IDF are float8 and counted by array_positions: numeric arithmetic and a
 // subquery per row were half of it again. Only the best `limit` chunks get their counts
-// spelled out as text.
+// spelled out as text. q and average are MATERIALIZED: inlined, the planner probed term_stats
+// and model_stats once per (chunk, term) row (39,252 buffer hits against 1,399 on a 5,355-chunk store).
 constexpr const char* k_match_sql = R"sql(
-WITH q AS (
+WITH q AS MATERIALIZED (
   SELECT t.term,
          ln(greatest((ms.chunks - coalesce(s.chunks, 0) + 0.5)::float8 / (coalesce(s.chunks, 0) + 0.5), 1.000001)) AS idf
   FROM unnest($3::text[]) AS t(term)
   JOIN model_stats ms ON ms.model_id = $1
   LEFT JOIN term_stats s ON s.model_id = $1 AND s.term = t.term),
-average AS (SELECT greatest(tokens::float8 / greatest(chunks, 1), 1) AS a FROM model_stats WHERE model_id = $1),
+average AS MATERIALIZED (SELECT greatest(tokens::float8 / greatest(chunks, 1), 1) AS a FROM model_stats WHERE model_id = $1),
 m AS (
   SELECT c.blob_id, c.ordinal, c.length, u.lexeme,
          coalesce(cardinality(array_positions(u.weights, 'A')), 0) AS na,
