@@ -123,6 +123,17 @@ serve::Reply error_reply(int status, const std::string& message) {
   return {status, response.body};
 }
 
+// The search a /api/search request asks for, checked as `ask` checks its options.
+search::SearchOptions options_of(const serve::SearchRequest& request) {
+  AskCommandOptions ask;
+  ask.query = request.query;
+  ask.limit = request.limit;
+  ask.mode = request.mode;
+  ask.language = request.language;
+  ask.path_glob = request.path_glob;
+  return search_options_for(ask);
+}
+
 // /api/file's document: the lines asked of a file's text (of a shared store's repository and
 // ref when `holder` is given).
 serve::Reply file_reply(const serve::FileRequest& request, std::string_view text,
@@ -155,14 +166,8 @@ public:
   std::vector<std::string> repositories() override { return {m_repository}; }
 
   serve::Reply search(const serve::SearchRequest& request) override {
-    AskCommandOptions ask;
-    ask.query = request.query;
-    ask.limit = request.limit;
-    ask.mode = request.mode;
-    ask.language = request.language;
-    ask.path_glob = request.path_glob;
     try {
-      const search::SearchOptions options = search_options_for(ask);
+      const search::SearchOptions options = options_of(request);
       auto store = m_pool.lend();
       auto hits = run_search(m_context, *store, options);
       if (!hits) return error_reply(400, hits.error().message);
@@ -226,13 +231,7 @@ public:
   }
 
   serve::Reply search(const serve::SearchRequest& request) override {
-    AskCommandOptions ask;
-    ask.query = request.query;
-    ask.limit = request.limit;
-    ask.mode = request.mode;
-    ask.language = request.language;
-    ask.path_glob = request.path_glob;
-    const search::SearchOptions options = search_options_for(ask);
+    const search::SearchOptions options = options_of(request);
     std::unique_ptr<pgstore::Reader> store;
     try {
       store = reader();

@@ -31,6 +31,15 @@ std::vector<std::string> found(const FixtureRepo& repo, const std::string& word)
 
 using Paths = std::vector<std::string>;
 
+// Waits (up to 30 s) for a started watcher to say it is watching.
+void wait_until_watching(BackgroundKasava& watcher) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (watcher.out().find("watching") == std::string::npos && watcher.running() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(watcher.out().find("watching") != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("watch: ask sees every change while the watcher runs, and after it is killed") {
@@ -42,11 +51,7 @@ TEST_CASE("watch: ask sees every change while the watcher runs, and after it is 
 
   TempDir scratch("watch");
   BackgroundKasava watcher({"watch"}, repo.root(), scratch / "watch");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (watcher.out().find("watching") == std::string::npos && watcher.running() &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  REQUIRE(watcher.out().find("watching") != std::string::npos);
+  wait_until_watching(watcher);
 
   CHECK(found(repo, "alphawidget") == Paths{"src/alpha.py"});
   CHECK(found(repo, "alphawidget") == Paths{"src/alpha.py"});  // nothing changed: skipped
@@ -102,11 +107,7 @@ TEST_CASE("watch: a second watcher of the same index is refused, and Ctrl-C stop
   REQUIRE(repo.kasava({"index", "-q"}).exit_code == 0);
   TempDir scratch("watch");
   BackgroundKasava watcher({"watch"}, repo.root(), scratch / "watch");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (watcher.out().find("watching") == std::string::npos && watcher.running() &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  REQUIRE(watcher.out().find("watching") != std::string::npos);
+  wait_until_watching(watcher);
   const RunResult second = repo.kasava({"watch"});
   CHECK(second.exit_code != 0);
   CHECK(second.err.find("kasava: error: watch: another watcher already watches") != std::string::npos);
