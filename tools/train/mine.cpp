@@ -7,7 +7,9 @@
 //    asks dpkg for the files of every installed package of a package list, and
 //    `--debian LIST --unpacked DIR` walks DIR/PACKAGE instead, a package's .deb unpacked with
 //    `dpkg-deb -x` (tools/train/fetch-corpus): file DIR/PACKAGE/usr/x is taken for /usr/x, so
-//    both give the same paths, order and pairs. Symbolic links
+//    both give the same paths, order and pairs. A list entry `src:NAME LANG...` is a source
+//    package unpacked into DIR/src:NAME (only with --unpacked), mined for those languages only:
+//    source packages bring the languages no binary package ships. Symbolic links
 //    are skipped (the real file belongs to some package too), and so are files kasava has no
 //    grammar for, test files and folders (test_*.py, *_test.go, tests/, testdata/, *.spec.js
 //    …), TypeScript declaration files, minified bundles and files over 1 MiB. Paths are kept
@@ -329,12 +331,25 @@ void list_root(std::vector<SourceFile>& files, const std::string& package, const
 }
 
 // Files of a package unpacked into folder `dir` (dpkg-deb -x): dir/usr/x is installed as
-// /usr/x, and is named so. Returns false when there is no such folder.
-bool list_unpacked(std::vector<SourceFile>& files, const std::string& package, const std::string& dir) {
+// /usr/x, and is named so. A source package (`src:NAME`, unpacked by dpkg-source) is installed
+// nowhere: its file dir/x is named /src:NAME/x, so that two packages' src/index.ts stay
+// apart. `languages`, when not empty, keeps only files of those languages. Returns false when
+// there is no such folder.
+bool list_unpacked(std::vector<SourceFile>& files, const std::string& package, const std::string& dir,
+                   const std::vector<std::string>& languages) {
   std::error_code error;
   if (!fs::is_directory(dir, error)) return false;
+  const std::string prefix = package.starts_with("src:") ? "/" + package : "";
+  const std::size_t first = files.size();
   for (const std::string& path : regular_files_under(dir))
-    add_file(files, package, path, "", path.substr(dir.size()));
+    add_file(files, package, path, "", prefix + path.substr(dir.size()));
+  if (!languages.empty())
+    files.erase(std::remove_if(files.begin() + static_cast<std::ptrdiff_t>(first), files.end(),
+                               [&](const SourceFile& file) {
+                                 return std::find(languages.begin(), languages.end(),
+                                                  file.language) == languages.end();
+                               }),
+                files.end());
   return true;
 }
 
@@ -346,17 +361,27 @@ bool valid_package_name(std::string_view name) {
   return true;
 }
 
-// Packages named in a package list (see packages.txt): one a line, '#' comments.
-std::vector<std::string> read_package_list(const std::string& path) {
+struct ListedPackage {
+  std::string name;                    // a binary package, or src:NAME for a source package
+  std::vector<std::string> languages;  // only these languages' files (all when empty)
+};
+
+// Packages named in a package list (see packages.txt): one a line, '#' comments; words after
+// the name are the languages to mine from it.
+std::vector<ListedPackage> read_package_list(const std::string& path) {
   auto content = kasava::util::read_file(path);
   if (!content) throw kasava::util::Failure(content.error());
-  std::vector<std::string> packages;
+  std::vector<ListedPackage> packages;
   for (std::string_view line : split_lines(*content)) {
-    line = kasava::util::trim(line);
-    if (line.empty() || line.front() == '#') continue;
-    const std::size_t space = line.find_first_of(" \t");
-    if (space != std::string_view::npos) line = line.substr(0, space);
-    if (valid_package_name(line)) packages.emplace_back(line);
+    line = kasava::util::trim(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
+    std::vector<std::string> words;
+    for (std::string& word : kasava::util::split(line, ' '))
+      if (!kasava::util::trim(word).empty()) words.emplace_back(kasava::util::trim(word));
+    if (words.empty()) continue;
+    const std::string_view name = words.front();
+    if (!valid_package_name(name.starts_with("src:") ? name.substr(4) : name)) continue;
+    packages.push_back({words.front(), {words.begin() + 1, words.end()}});
   }
   return packages;
 }
@@ -910,11 +935,15 @@ int run(const Options& options) {
       if (!fs::is_directory(options.unpacked, error))
         throw kasava::util::Failure("--unpacked '" + options.unpacked + "': not a folder");
     }
-    for (const std::string& package : read_package_list(options.debian_list)) {
+    for (const auto& [package, languages] : read_package_list(options.debian_list)) {
       if (!options.unpacked.empty()) {
         std::string dir = options.unpacked;
         if (dir.back() != '/') dir += '/';
-        if (!list_unpacked(files, package, dir + package)) ++packages_missing;
+        if (!list_unpacked(files, package, dir + package, languages)) ++packages_missing;
+        continue;
+      }
+      if (package.starts_with("src:")) {  // source packages are only ever unpacked
+        ++packages_missing;
         continue;
       }
       const std::vector<std::string> paths = dpkg_files(package);

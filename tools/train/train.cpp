@@ -1,7 +1,9 @@
 // kasava-train: trains the built-in code-search model from a corpus of (doc, code) pairs
 // (corpus.hpp, made by kasava-mine) and writes a `.kmodel` file (core/embed/model.hpp).
 //
-// Pairs are split by package (a hash of its name) into training and held-out sets. The code
+// Pairs are split by package (a hash of its name) into training and held-out sets; a source
+// package (`src:NAME`, often a whole language's ecosystem in one package, like Mono) is split by
+// folder instead (heldout_unit). The code
 // side of a pair is what the indexer embeds (embed::embedding_input, without the doc); the
 // query side is made to look like what people type into a search box: the doc's first
 // sentence, a random subset of its keywords, the symbol's split name, sometimes with the
@@ -9,7 +11,9 @@
 // batch is made of pairs whose code vectors are close (random-hyperplane buckets), so the
 // in-batch negatives get harder. Each epoch prints the loss, held-out MRR (whole pool) and
 // the CoSQA dev MRR computed as the binary computes it (chunked as `<idx>.py`, each file
-// scored by its best chunk). The test split is never read.
+// scored by its best chunk). The test split is never read. At the end, and alone with
+// `--evaluate MODEL`, it prints held-out MRR per language, each language's held-out pairs
+// ranked among themselves, so that two models can be compared language by language.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -58,6 +62,7 @@ struct Options {
   float mix[3] = {0.4F, 0.85F, 0.95F};
   std::size_t max_code_words = 200;
   bool save_best = true;
+  std::string evaluate_model;  // --evaluate: only print this model's held-out figures
   TrainOptions train;
 };
 
@@ -73,7 +78,8 @@ struct Options {
                "  [--name-boost X] (code side: weight of the names line)\n"
                "  [--show-queries N] (print N query summaries made from docs, then exit)\n"
                "  [--mix S,K,N] (query kinds: summary, keywords, symbol name; rest: longer doc)\n"
-               "  [--last] (write the last epoch, not the best on CoSQA dev)\n",
+               "  [--last] (write the last epoch, not the best on CoSQA dev)\n"
+               "  [--evaluate MODEL] (print MODEL's held-out figures per language; no training)\n",
                why);
   std::exit(2);
 }
@@ -115,6 +121,7 @@ Options parse_options(int argc, char** argv) {
     }
     else if (arg == "--max-code-words") o.max_code_words = std::stoul(next());
     else if (arg == "--last") o.save_best = false;
+    else if (arg == "--evaluate") o.evaluate_model = next();
     else if (arg == "--dims") o.train.dims = std::stoi(next());
     else if (arg == "--buckets") o.train.buckets = static_cast<std::uint32_t>(std::stoul(next()));
     else if (arg == "--min-n") o.train.min_n = std::stoi(next());
@@ -214,6 +221,7 @@ struct Example {
   std::uint32_t language = 0;  // word id of the language's name
   bool heldout = false;
   std::string summary_text;  // held-out only: the query text
+  std::string language_name; // held-out only
   std::string code_text;     // held-out only
 };
 
@@ -327,6 +335,21 @@ std::vector<float> encode_all(const embed::Model& model, const std::vector<std::
   return out;
 }
 
+// What the held-out split hashes: the package, or for a source package (`src:NAME`, whose
+// paths start with the package: src:mono/mcs/class/System.Web/...) the file's folder, so that
+// one big source package gives held-out folders rather than being all in or all out.
+std::string heldout_unit(const Pair& pair) {
+  if (!pair.package.starts_with("src:")) return pair.package;
+  return pair.path.substr(0, pair.path.rfind('/') + 1);
+}
+
+// A language's held-out pairs, ranked among themselves.
+struct LanguagePool {
+  std::string language;
+  std::vector<std::string> queries;
+  std::vector<std::string> codes;
+};
+
 struct Scores {
   double heldout = 0;
   double cosqa = 0;
@@ -359,6 +382,30 @@ Scores evaluate(const embed::Model& model, const std::vector<std::string>& heldo
     scores.cosqa_r10 /= static_cast<double>(r.size());
   }
   return scores;
+}
+
+// Prints, for each language, the MRR of its held-out pairs ranked among themselves.
+void print_language_pools(const embed::Model& model, const std::vector<LanguagePool>& pools,
+                          int threads) {
+  std::printf("held-out pairs by language, each ranked among its own language's pairs:\n");
+  std::printf("  %-12s %6s %7s %6s %6s\n", "language", "pairs", "MRR", "R@1", "R@10");
+  const int dims = model.dimensions();
+  for (const LanguagePool& pool : pools) {
+    const auto q = encode_all(model, pool.queries, embed::InputKind::query, threads);
+    const auto c = encode_all(model, pool.codes, embed::InputKind::document, threads);
+    std::vector<std::uint32_t> gold(pool.queries.size());
+    std::iota(gold.begin(), gold.end(), 0U);
+    const auto r = ranks(q, c, {}, pool.codes.size(), gold, dims, threads);
+    double r1 = 0, r10 = 0;
+    for (const std::size_t rank : r) {
+      r1 += rank == 1 ? 1 : 0;
+      r10 += rank <= 10 ? 1 : 0;
+    }
+    const auto n = static_cast<double>(r.size());
+    std::printf("  %-12s %6zu %7.4f %6.3f %6.3f\n", pool.language.c_str(), r.size(),
+                mrr_of_ranks(r), r1 / n, r10 / n);
+  }
+  std::fflush(stdout);
 }
 
 int run(const Options& options) {
@@ -408,7 +455,7 @@ int run(const Options& options) {
     }
     if (embed::text_words(summary).size() < 2) continue;
     Example example;
-    example.heldout = static_cast<int>(util::fnv1a64(pair.package) % 1000) <
+    example.heldout = static_cast<int>(util::fnv1a64(heldout_unit(pair)) % 1000) <
                       options.heldout_permille;
     const std::string code = code_input(pair, false);
     example.code = make_bag(interner, code, options.max_code_words, options.name_boost);
@@ -425,6 +472,7 @@ int run(const Options& options) {
     if (example.heldout) {
       example.summary_text = summary;
       example.code_text = code;
+      example.language_name = pair.language;
       heldout_examples.push_back(examples.size());
     }
     examples.push_back(std::move(example));
@@ -448,11 +496,42 @@ int run(const Options& options) {
     heldout_queries.push_back(examples[e].summary_text);
     heldout_codes.push_back(examples[e].code_text);
   }
+  // Per-language pools: up to k_pool_pairs held-out pairs of each language with at least
+  // k_min_pool_pairs, drawn with their own generator so that training draws the same numbers.
+  constexpr std::size_t k_pool_pairs = 1000;
+  constexpr std::size_t k_min_pool_pairs = 30;
+  std::vector<LanguagePool> pools;
+  {
+    std::map<std::string, std::vector<std::size_t>> by_language;
+    for (std::size_t e = 0; e < examples.size(); ++e)
+      if (examples[e].heldout) by_language[examples[e].language_name].push_back(e);
+    std::mt19937_64 pool_rng(options.train.seed + 1);
+    for (auto& [language, ids] : by_language) {
+      if (ids.size() < k_min_pool_pairs) continue;
+      std::shuffle(ids.begin(), ids.end(), pool_rng);
+      if (ids.size() > k_pool_pairs) ids.resize(k_pool_pairs);
+      LanguagePool pool{language, {}, {}};
+      for (const std::size_t e : ids) {
+        pool.queries.push_back(examples[e].summary_text);
+        pool.codes.push_back(examples[e].code_text);
+      }
+      pools.push_back(std::move(pool));
+    }
+  }
   std::unique_ptr<CosqaSet> cosqa;
   if (!options.cosqa_dir.empty()) {
     cosqa = std::make_unique<CosqaSet>(load_cosqa_dev(options.cosqa_dir));
     std::fprintf(stderr, "cosqa dev: %zu queries, %zu files, %zu chunks\n", cosqa->queries.size(),
                  cosqa->files, cosqa->chunk_texts.size());
+  }
+  if (!options.evaluate_model.empty()) {
+    auto model = embed::load_model_file(options.evaluate_model).value_or_throw();
+    const Scores s = evaluate(*model, heldout_queries, heldout_codes, cosqa.get(), options.train.threads);
+    std::printf("%s: held-out MRR %.4f (whole pool of %zu), CoSQA dev MRR %.4f (R@1 %.3f, R@10 %.3f)\n",
+                model->model_id().c_str(), s.heldout, heldout_queries.size(), s.cosqa, s.cosqa_r1,
+                s.cosqa_r10);
+    print_language_pools(*model, pools, options.train.threads);
+    return 0;
   }
 
   // Vocabulary: the most frequent words of the training texts (document frequency).
@@ -650,6 +729,7 @@ int run(const Options& options) {
     std::fprintf(stderr, "encoding on one thread: %.1f us per query, %.1f us per CoSQA chunk\n",
                  query_us, chunk_us);
   }
+  print_language_pools(*written, pools, options.train.threads);
   return 0;
 }
 
