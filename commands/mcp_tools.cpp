@@ -369,11 +369,11 @@ mcp::ToolOutcome KasavaTools::call(const std::string& name, const JsonValue& arg
 std::vector<mcp::Tool> StoreTools::tools() const { return tool_list(false, true); }
 
 mcp::ToolOutcome StoreTools::call(const std::string& name, const JsonValue& arguments) {
-  // A connection per call: a store restarted between calls is no error.
+  // A pooled connection, checked before use: a store restarted between calls is no error.
   const auto reader = [this] {
-    auto opened = pgstore::Reader::open(m_conninfo);
-    if (!opened) throw util::Failure(opened.error());
-    return std::move(opened).value();
+    auto lease = m_readers.acquire();
+    if (!lease) throw util::Failure(lease.error());
+    return std::move(lease).value();
   };
   return dispatch(
       name, arguments,

@@ -13,6 +13,7 @@
 #include "commands/store_search.hpp"
 #include "commands/target.hpp"
 #include "core/mcp/server.hpp"
+#include "core/pgstore/search.hpp"
 #include "core/store/store.hpp"
 
 namespace kasava::commands {
@@ -65,20 +66,21 @@ private:
 };
 
 /// search, read_file_range and index_status over the repositories of a shared PostgreSQL
-/// store (`kasava mcp --store`, serve's /mcp): each call connects anew, searches every
+/// store (`kasava mcp --store`, serve's /mcp): each call borrows a pooled connection (checked
+/// first, so a restarted database is no error), searches every
 /// repository's latest published ref unless its arguments name a repository or ref, and
 /// reads files from the store; only the repositories `visible` lets through exist for it.
 class StoreTools : public mcp::ToolHandler {
 public:
-  StoreTools(Context& context, std::string conninfo, Visible visible = nullptr)
-      : m_context(context), m_conninfo(std::move(conninfo)), m_visible(std::move(visible)) {}
+  StoreTools(Context& context, pgstore::ReaderPool& readers, Visible visible = nullptr)
+      : m_context(context), m_readers(readers), m_visible(std::move(visible)) {}
 
   std::vector<mcp::Tool> tools() const override;
   mcp::ToolOutcome call(const std::string& name, const util::JsonValue& arguments) override;
 
 private:
   Context& m_context;
-  std::string m_conninfo;
+  pgstore::ReaderPool& m_readers;
   Visible m_visible;
 };
 

@@ -34,6 +34,8 @@ namespace {
 constexpr std::int64_t k_default_range_lines = 400;  ///< as read_file_range
 constexpr std::int64_t k_max_range_lines = 2000;
 constexpr auto k_drain = std::chrono::seconds(5);
+// Idle shared-store connections kept for the next requests (more may be open while in use).
+constexpr std::size_t k_kept_store_connections = 8;
 
 /// host and port of --listen: "127.0.0.1:7700", "[::1]:7700", "localhost:7700".
 std::pair<std::string, std::uint16_t> parse_listen(const std::string& listen) {
@@ -215,16 +217,17 @@ private:
   StorePool m_pool;
 };
 
-/// A shared store's repositories (`serve --store`): a connection per request (PostgreSQL
-/// serves them concurrently, and a restarted database is no error for the next one); each
-/// search covers the latest ref (or ref=) of the repositories the caller may see.
+/// A shared store's repositories (`serve --store`): each request borrows a connection from the
+/// pool (PostgreSQL serves them concurrently; one is checked before reuse, so a restarted
+/// database is no error for the next request); each search covers the latest ref (or ref=)
+/// of the repositories the caller may see.
 class StoreBackend final : public serve::Backend {
 public:
-  StoreBackend(Context& context, std::string conninfo) : m_context(context), m_conninfo(std::move(conninfo)) {}
+  StoreBackend(Context& context, pgstore::ReaderPool& readers) : m_context(context), m_readers(readers) {}
 
   std::vector<std::string> repositories() override {
     std::vector<std::string> names;
-    for (const auto& ref : reader()->refs()) {
+    for (const auto& ref : lease()->refs()) {
       if (names.empty() || names.back() != ref.repository) names.push_back(ref.repository);
     }
     return names;
@@ -232,35 +235,27 @@ public:
 
   serve::Reply search(const serve::SearchRequest& request) override {
     const search::SearchOptions options = options_of(request);
-    std::unique_ptr<pgstore::Reader> store;
-    try {
-      store = reader();
-    } catch (const util::Failure& e) {
-      return error_reply(503, std::string("the store cannot be searched: ") + e.what());
-    }
+    auto store = m_readers.acquire();
+    if (!store) return error_reply(503, "the store cannot be searched: " + store.error().message);
     std::vector<pgstore::RefInfo> refs;
     try {
-      refs = choose_refs(*store, {}, request.ref, "repo=", "ref=", one_of(request.repositories));
+      refs = choose_refs(**store, {}, request.ref, "repo=", "ref=", one_of(request.repositories));
     } catch (const util::Failure& e) {
       return error_reply(404, e.what());  // e.g. no repository has the ref= asked
     }
     try {
-      return {200, results_json(request.query, search_store(m_context, *store, std::move(refs), options))};
+      return {200, results_json(request.query, search_store(m_context, **store, std::move(refs), options))};
     } catch (const util::Failure& e) {
       return error_reply(503, std::string("the store cannot be searched: ") + e.what());
     }
   }
 
   serve::Reply file(const serve::FileRequest& request) override {
-    std::unique_ptr<pgstore::Reader> store;
+    auto store = m_readers.acquire();
+    if (!store) return error_reply(503, store.error().message);
     try {
-      store = reader();
-    } catch (const util::Failure& e) {
-      return error_reply(503, e.what());
-    }
-    try {
-      const pgstore::RefInfo ref = choose_file_ref(*store, request.repository, request.ref);
-      const auto text = store->file_text(ref.id, request.path);
+      const pgstore::RefInfo ref = choose_file_ref(**store, request.repository, request.ref);
+      const auto text = (*store)->file_text(ref.id, request.path);
       if (!text) {
         return error_reply(404, "'" + request.path + "' is not a file of " + ref.repository + "@" + ref.ref +
                                     " in the store");
@@ -273,24 +268,24 @@ public:
 
   serve::Reply status(const std::vector<std::string>& visible) override {
     try {
-      return {200, store_status_document(*reader(), one_of(visible)).dump() + "\n"};
+      return {200, store_status_document(*lease(), one_of(visible)).dump() + "\n"};
     } catch (const util::Failure& e) {
       return error_reply(503, std::string("the store cannot be read: ") + e.what());
     }
   }
 
 private:
-  std::unique_ptr<pgstore::Reader> reader() const {
-    auto opened = pgstore::Reader::open(m_conninfo);
-    if (!opened) throw util::Failure(opened.error());
-    return std::move(opened).value();
+  pgstore::ReaderPool::Lease lease() {
+    auto lease = m_readers.acquire();
+    if (!lease) throw util::Failure(lease.error());
+    return std::move(lease).value();
   }
   static Visible one_of(const std::vector<std::string>& names) {
     return [&names](const std::string& name) { return std::find(names.begin(), names.end(), name) != names.end(); };
   }
 
   Context& m_context;
-  std::string m_conninfo;
+  pgstore::ReaderPool& m_readers;
 };
 
 // The search page and its files (web/), open to everyone: they hold no data, and the page
@@ -360,12 +355,15 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   const QueryTarget target = prepared.target;
   std::unique_ptr<serve::Backend> backend;
   std::string served;  // what the start line names
+  // Store connections kept open between requests: a connection and the schema check cost
+  // more than a search's statements on a nearby server.
+  pgstore::ReaderPool readers(conninfo, k_kept_store_connections);
   if (!conninfo.empty()) {
-    auto reader = pgstore::Reader::open(conninfo);  // a store that cannot be read fails now
+    auto reader = readers.acquire();  // a store that cannot be read fails now
     if (!reader) throw util::Failure(reader.error());
     context.embedder();  // made now, once, not by the first searches racing on their threads
     served = "the store at " + (*reader)->where();
-    backend = std::make_unique<StoreBackend>(context, conninfo);
+    backend = std::make_unique<StoreBackend>(context, readers);
   } else {
     {
       // The model is made now, once, not by the first searches racing on their threads.
@@ -404,7 +402,7 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   serve::Api api(std::move(api_options), *backend);
   // Other features' routes are added here, before serving (Api::add_route; see core/serve/api.hpp):
   // MCP over HTTP (/mcp, Access::token, a streamed httpd::Response for SSE):
-  api.add_route(conninfo.empty() ? mcp_route(context, target, served) : store_mcp_route(context, conninfo));
+  api.add_route(conninfo.empty() ? mcp_route(context, target, served) : store_mcp_route(context, readers));
   add_page_routes(api);  // the search page: / and its files, Access::open
   api_pointer.store(&api);
 

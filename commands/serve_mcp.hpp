@@ -11,12 +11,16 @@
 #include "commands/target.hpp"
 #include "core/serve/api.hpp"
 
+namespace kasava::pgstore {
+class ReaderPool;
+}
+
 namespace kasava::commands {
 
 /// The route for POST, GET (405: no stream) and DELETE on /mcp. `context` must outlive it.
 serve::Route mcp_route(Context& context, const QueryTarget& target, const std::string& repository);
 /// The same over a shared store's repositories (StoreTools), each caller seeing those its
-/// token may see.
-serve::Route store_mcp_route(Context& context, const std::string& conninfo);
+/// token may see; connections come from `readers`, which must outlive the route.
+serve::Route store_mcp_route(Context& context, pgstore::ReaderPool& readers);
 
 }  // namespace kasava::commands

@@ -229,6 +229,10 @@ void Connection::fail(PGresult* result) const {
   fail(said, std::move(sqlstate));
 }
 
+bool Connection::idle() const {
+  return PQstatus(m_handle->conn) == CONNECTION_OK && PQtransactionStatus(m_handle->conn) == PQTRANS_IDLE;
+}
+
 void Connection::fail(const std::string& said_by_server, std::string sqlstate) const {
   std::string said = said_by_server.empty() ? one_line(PQerrorMessage(m_handle->conn)) : said_by_server;
   if (PQstatus(m_handle->conn) != CONNECTION_OK) {

@@ -74,6 +74,11 @@ public:
   /// `message` with every secret this connection knows (its password) replaced by "***".
   std::string scrub(std::string message) const;
 
+  /// True when the connection can run another statement as a fresh one would: libpq still
+  /// holds it open and no transaction is open or failed on it. (A server that ended the
+  /// connection is only seen by the next statement.)
+  bool idle() const;
+
 private:
   friend class CopyIn;
   Connection() = default;

@@ -101,6 +101,45 @@ Reader::~Reader() = default;
 
 const std::string& Reader::where() const { return m_connection->where(); }
 
+bool Reader::idle() const { return m_connection->idle(); }
+
+bool Reader::answers() {
+  try {
+    m_connection->exec("SELECT 1");
+    return true;
+  } catch (const util::Failure&) {
+    return false;
+  }
+}
+
+ReaderPool::ReaderPool(std::string conninfo, std::size_t keep) : m_conninfo(std::move(conninfo)), m_keep(keep) {}
+
+ReaderPool::Lease::~Lease() {
+  if (m_reader) m_pool->give_back(std::move(m_reader));
+}
+
+util::Result<ReaderPool::Lease> ReaderPool::acquire() {
+  for (;;) {
+    std::unique_ptr<Reader> reader;
+    {
+      const std::lock_guard<std::mutex> lock(m_mutex);
+      if (m_idle.empty()) break;
+      reader = std::move(m_idle.back());
+      m_idle.pop_back();
+    }
+    if (reader->answers()) return Lease(*this, std::move(reader));
+  }
+  auto opened = Reader::open(m_conninfo);
+  if (!opened) return opened.error();
+  return Lease(*this, std::move(opened).value());
+}
+
+void ReaderPool::give_back(std::unique_ptr<Reader> reader) {
+  if (!reader->idle()) return;
+  const std::lock_guard<std::mutex> lock(m_mutex);
+  if (m_idle.size() < m_keep) m_idle.push_back(std::move(reader));
+}
+
 util::Result<std::unique_ptr<Reader>> Reader::open(const std::string& conninfo) {
   auto connection = Connection::open(conninfo);
   if (!connection) return connection.error();

@@ -4,12 +4,13 @@
 // distance of their binary codes (`bit_count`), their vectors, records, holders (the refs and
 // paths whose snapshot has the blob), blob texts and file histories. Plain rows: the ranking
 // is core/search's, the same code as for a local index (core/search/pg_source.*). All SQL of
-// the read side is here.
+// the read side is here; and ReaderPool, the open readers a long-running process keeps.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -116,9 +117,55 @@ public:
   /// The file histories of the refs: (ref id, path, text).
   std::vector<std::tuple<std::int64_t, std::string, std::string>> histories(const std::vector<std::int64_t>& refs);
 
+  /// True when the reader can be used again as a fresh one (Connection::idle).
+  bool idle() const;
+  /// True when the server still answers on this connection (one round trip).
+  bool answers();
+
 private:
   explicit Reader(std::unique_ptr<Connection> connection);
   std::unique_ptr<Connection> m_connection;
+};
+
+/// Open readers kept for reuse by a long-running process (`kasava serve --store`): a request
+/// takes one and gives it back when done, so that it pays neither a connection nor the schema
+/// check. A reader is checked (one round trip) before it is handed out again, so a connection
+/// the server ended meanwhile (a restart, an idle timeout) is replaced, not an error; one given
+/// back in a transaction or broken is closed. Thread-safe.
+class ReaderPool {
+public:
+  /// `keep`: at most this many idle readers are kept; more may be open while in use.
+  ReaderPool(std::string conninfo, std::size_t keep);
+  ReaderPool(const ReaderPool&) = delete;
+  ReaderPool& operator=(const ReaderPool&) = delete;
+
+  /// A reader for one use; given back when the lease is destroyed.
+  class Lease {
+  public:
+    Lease(ReaderPool& pool, std::unique_ptr<Reader> reader) : m_pool(&pool), m_reader(std::move(reader)) {}
+    Lease(Lease&& other) noexcept = default;
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease();
+    Reader& operator*() const { return *m_reader; }
+    Reader* operator->() const { return m_reader.get(); }
+
+  private:
+    ReaderPool* m_pool;
+    std::unique_ptr<Reader> m_reader;
+  };
+
+  /// An idle reader that still answers, else a new one (Reader::open's error when that fails).
+  util::Result<Lease> acquire();
+
+private:
+  void give_back(std::unique_ptr<Reader> reader);
+
+  std::string m_conninfo;
+  std::size_t m_keep;
+  std::mutex m_mutex;
+  std::vector<std::unique_ptr<Reader>> m_idle;
 };
 
 } // namespace kasava::pgstore

@@ -606,3 +606,42 @@ TEST_CASE("serve --store: a store that cannot be reached is one line and exit 2 
   CHECK(result.err.find("127.0.0.1:1") != std::string::npos);
   CHECK(result.err.find("Secret-Pw-2") == std::string::npos);
 }
+
+TEST_CASE("serve --store: store connections are kept between requests, and one the database ended is replaced",
+          "[store][serve]") {
+  kasava::test_support::PostgresServer& postgres = kasava::test_support::PostgresServer::shared();
+  const std::string database = postgres.create_database("serve_pool");
+  const std::string uri = postgres.uri(database);
+  FixtureRepo widgets;
+  write_project(widgets);
+  publish_as(widgets, uri, "acme/widgets");
+  FixtureRepo nowhere{GitInit::no};
+  Server server(nowhere, {"--store", uri, "--rate-limit", "1000"});
+  const int port = server.port();
+  // The server's backends: every session on the database but the psql asking.
+  const auto backends = [&] {
+    return postgres.psql(database, "SELECT coalesce(string_agg(pid::text, ',' ORDER BY pid), '') FROM pg_stat_activity "
+                                   "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'");
+  };
+  for (int i = 0; i < 5; ++i) REQUIRE(get(port, "/api/search?q=retry+backoff").status == 200);
+  const std::string kept = backends();
+  INFO("backends after 5 searches: " << kept);
+  REQUIRE(!kept.empty());
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(get(port, "/api/search?q=retry+backoff").status == 200);
+    REQUIRE(get(port, "/api/status").status == 200);
+  }
+  CHECK(backends() == kept);  // the same sessions: no connection was made for the 20 requests
+
+  // The database ends them, as a restart or an idle timeout would: the next requests succeed.
+  postgres.psql(database, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                          "AND pid <> pg_backend_pid()");
+  const HttpReply after = get(port, "/api/search?q=retry+backoff");
+  CHECK(after.status == 200);
+  CHECK(json_of(after)["results"].size() > 0);
+  CHECK(get(port, "/api/file?path=src/retry.py&start=1&end=2").status == 200);
+  CHECK(backends() != kept);
+
+  server.process().signal(SIGTERM);
+  CHECK(server.process().wait() == 143);
+}
