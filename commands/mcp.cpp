@@ -34,10 +34,10 @@ ExitStatus run_mcp(const McpCommandOptions& options, Context& context) {
   const std::string store = chosen_store(options.store);
   PreparedPlace place(context);
   KasavaTools local_tools(context, place);
-  pgstore::ReaderPool readers(store, 1);  // one client, one call at a time
-  StoreTools store_tools(context, readers);
+  StoreAccess access(store, 1);  // one client, one call at a time
+  StoreTools store_tools(context, access);
   if (!store.empty()) {  // a store that cannot be read fails now, not at the first call
-    auto reader = readers.acquire();
+    auto reader = access.readers.acquire();
     if (!reader) throw util::Failure(reader.error());
   }
   mcp::Server server(store.empty() ? static_cast<mcp::ToolHandler&>(local_tools) : store_tools,

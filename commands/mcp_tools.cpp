@@ -371,7 +371,7 @@ std::vector<mcp::Tool> StoreTools::tools() const { return tool_list(false, true)
 mcp::ToolOutcome StoreTools::call(const std::string& name, const JsonValue& arguments) {
   // A pooled connection, checked before use: a store restarted between calls is no error.
   const auto reader = [this] {
-    auto lease = m_readers.acquire();
+    auto lease = m_store.readers.acquire();
     if (!lease) throw util::Failure(lease.error());
     return std::move(lease).value();
   };
@@ -386,7 +386,8 @@ mcp::ToolOutcome StoreTools::call(const std::string& name, const JsonValue& argu
         std::vector<std::string> globs;
         if (!repository.empty()) globs.push_back(repository);
         auto refs = choose_refs(*store, globs, ref, "repository", "ref", m_visible);
-        return search_outcome(options.query, search_store(m_context, *store, std::move(refs), options));
+        return search_outcome(options.query,
+                              search_store(m_context, *store, std::move(refs), options, &m_store.histories));
       },
       [&](mcp::Arguments& args) { return read_store_file(*reader(), args, m_visible); },
       [&] { return store_status(*reader(), m_visible); });

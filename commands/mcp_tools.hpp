@@ -13,7 +13,6 @@
 #include "commands/store_search.hpp"
 #include "commands/target.hpp"
 #include "core/mcp/server.hpp"
-#include "core/pgstore/search.hpp"
 #include "core/store/store.hpp"
 
 namespace kasava::commands {
@@ -72,15 +71,15 @@ private:
 /// reads files from the store; only the repositories `visible` lets through exist for it.
 class StoreTools : public mcp::ToolHandler {
 public:
-  StoreTools(Context& context, pgstore::ReaderPool& readers, Visible visible = nullptr)
-      : m_context(context), m_readers(readers), m_visible(std::move(visible)) {}
+  StoreTools(Context& context, StoreAccess& store, Visible visible = nullptr)
+      : m_context(context), m_store(store), m_visible(std::move(visible)) {}
 
   std::vector<mcp::Tool> tools() const override;
   mcp::ToolOutcome call(const std::string& name, const util::JsonValue& arguments) override;
 
 private:
   Context& m_context;
-  pgstore::ReaderPool& m_readers;
+  StoreAccess& m_store;
   Visible m_visible;
 };
 

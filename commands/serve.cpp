@@ -223,7 +223,7 @@ private:
 /// of the repositories the caller may see.
 class StoreBackend final : public serve::Backend {
 public:
-  StoreBackend(Context& context, pgstore::ReaderPool& readers) : m_context(context), m_readers(readers) {}
+  StoreBackend(Context& context, StoreAccess& store) : m_context(context), m_store(store) {}
 
   std::vector<std::string> repositories() override {
     std::vector<std::string> names;
@@ -235,7 +235,7 @@ public:
 
   serve::Reply search(const serve::SearchRequest& request) override {
     const search::SearchOptions options = options_of(request);
-    auto store = m_readers.acquire();
+    auto store = m_store.readers.acquire();
     if (!store) return error_reply(503, "the store cannot be searched: " + store.error().message);
     std::vector<pgstore::RefInfo> refs;
     try {
@@ -244,14 +244,15 @@ public:
       return error_reply(404, e.what());  // e.g. no repository has the ref= asked
     }
     try {
-      return {200, results_json(request.query, search_store(m_context, **store, std::move(refs), options))};
+      return {200, results_json(request.query,
+                                search_store(m_context, **store, std::move(refs), options, &m_store.histories))};
     } catch (const util::Failure& e) {
       return error_reply(503, std::string("the store cannot be searched: ") + e.what());
     }
   }
 
   serve::Reply file(const serve::FileRequest& request) override {
-    auto store = m_readers.acquire();
+    auto store = m_store.readers.acquire();
     if (!store) return error_reply(503, store.error().message);
     try {
       const pgstore::RefInfo ref = choose_file_ref(**store, request.repository, request.ref);
@@ -276,7 +277,7 @@ public:
 
 private:
   pgstore::ReaderPool::Lease lease() {
-    auto lease = m_readers.acquire();
+    auto lease = m_store.readers.acquire();
     if (!lease) throw util::Failure(lease.error());
     return std::move(lease).value();
   }
@@ -285,7 +286,7 @@ private:
   }
 
   Context& m_context;
-  pgstore::ReaderPool& m_readers;
+  StoreAccess& m_store;
 };
 
 // The search page and its files (web/), open to everyone: they hold no data, and the page
@@ -355,15 +356,15 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   const QueryTarget target = prepared.target;
   std::unique_ptr<serve::Backend> backend;
   std::string served;  // what the start line names
-  // Store connections kept open between requests: a connection and the schema check cost
-  // more than a search's statements on a nearby server.
-  pgstore::ReaderPool readers(conninfo, k_kept_store_connections);
+  // Store connections kept open between requests (a connection and the schema check cost
+  // more than a search's statements on a nearby server), and the refs' file histories.
+  StoreAccess store_access(conninfo, k_kept_store_connections);
   if (!conninfo.empty()) {
-    auto reader = readers.acquire();  // a store that cannot be read fails now
+    auto reader = store_access.readers.acquire();  // a store that cannot be read fails now
     if (!reader) throw util::Failure(reader.error());
     context.embedder();  // made now, once, not by the first searches racing on their threads
     served = "the store at " + (*reader)->where();
-    backend = std::make_unique<StoreBackend>(context, readers);
+    backend = std::make_unique<StoreBackend>(context, store_access);
   } else {
     {
       // The model is made now, once, not by the first searches racing on their threads.
@@ -402,7 +403,7 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   serve::Api api(std::move(api_options), *backend);
   // Other features' routes are added here, before serving (Api::add_route; see core/serve/api.hpp):
   // MCP over HTTP (/mcp, Access::token, a streamed httpd::Response for SSE):
-  api.add_route(conninfo.empty() ? mcp_route(context, target, served) : store_mcp_route(context, readers));
+  api.add_route(conninfo.empty() ? mcp_route(context, target, served) : store_mcp_route(context, store_access));
   add_page_routes(api);  // the search page: / and its files, Access::open
   api_pointer.store(&api);
 

@@ -135,11 +135,11 @@ serve::Route mcp_route(Context& context, const QueryTarget& target, const std::s
   });
 }
 
-serve::Route store_mcp_route(Context& context, pgstore::ReaderPool& readers) {
+serve::Route store_mcp_route(Context& context, StoreAccess& store) {
   auto transport = std::make_shared<mcp::HttpTransport>(
       mcp::ServerInfo{"kasava", KASAVA_VERSION, k_mcp_store_instructions});
-  return route_to([&context, &readers, transport](const httpd::Request& request, const serve::Caller& caller) {
-    StoreTools tools(context, readers, [&caller](const std::string& name) { return caller.may_see(name); });
+  return route_to([&context, &store, transport](const httpd::Request& request, const serve::Caller& caller) {
+    StoreTools tools(context, store, [&caller](const std::string& name) { return caller.may_see(name); });
     return answer(*transport, request, caller, tools);
   });
 }

@@ -9,6 +9,7 @@
 
 #include "commands/context.hpp"
 #include "core/pgstore/search.hpp"
+#include "core/search/pg_source.hpp"
 #include "core/search/search.hpp"
 #include "core/util/json_value.hpp"
 
@@ -17,6 +18,16 @@ namespace kasava::commands {
 /// The shared store a command uses: `option` (its --store), else KASAVA_STORE; "" = none. A
 /// user's config `store` is for publishing only, so a plain `ask` or `mcp` stays local.
 std::string chosen_store(const std::string& option);
+
+/// What a long-running process (`serve --store`, `mcp --store`) keeps of the store between
+/// searches: open connections, and the refs' tokenised file histories.
+struct StoreAccess {
+  StoreAccess(const std::string& conninfo, std::size_t connections_kept)
+      : readers(conninfo, connections_kept), histories(k_history_refs_kept) {}
+  static constexpr std::size_t k_history_refs_kept = 256;
+  pgstore::ReaderPool readers;
+  search::HistoryCache histories;
+};
 
 /// Whether a caller may see the repository with this name (a token's globs); null: all.
 using Visible = std::function<bool(const std::string& repository)>;
@@ -41,9 +52,11 @@ pgstore::RefInfo choose_file_ref(pgstore::Reader& reader, const std::string& rep
 /// published_at}]}.
 util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& visible = nullptr);
 
-/// The search of `options` over `refs` of the store `reader` reads.
+/// The search of `options` over `refs` of the store `reader` reads; file histories through
+/// `histories` when given.
 std::vector<search::SearchHit> search_store(Context& context, pgstore::Reader& reader,
                                             std::vector<pgstore::RefInfo> refs,
-                                            const search::SearchOptions& options);
+                                            const search::SearchOptions& options,
+                                            search::HistoryCache* histories = nullptr);
 
 } // namespace kasava::commands

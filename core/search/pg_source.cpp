@@ -104,10 +104,12 @@ struct StoreSource::State {
   std::vector<Entry> entries;  // id = position + 1
   std::map<std::tuple<std::string, int, std::string>, std::int64_t> ids;
   std::map<std::string, std::vector<pgstore::Holder>> holders;  // by blob, refs' order
-  std::optional<std::vector<std::tuple<std::string, std::vector<std::string>>>> histories;
+  HistoryCache* history_cache = nullptr;
+  std::optional<std::vector<std::shared_ptr<const HistoryCache::Documents>>> histories;  // per ref, or all in one
   Stems stems;
 
-  State(pgstore::Reader& r, std::vector<pgstore::RefInfo> chosen) : reader(r), refs(std::move(chosen)) {
+  State(pgstore::Reader& r, std::vector<pgstore::RefInfo> chosen, HistoryCache* cache)
+      : reader(r), refs(std::move(chosen)), history_cache(cache) {
     for (std::size_t i = 0; i < refs.size(); ++i) {
       ref_ids.push_back(refs[i].id);
       ref_order.emplace(refs[i].id, i);
@@ -156,8 +158,32 @@ struct StoreSource::State {
   }
 };
 
-StoreSource::StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs)
-    : m_state(std::make_unique<State>(reader, std::move(refs))) {}
+std::shared_ptr<const HistoryCache::Documents> HistoryCache::get(const pgstore::RefInfo& ref,
+                                                                 const std::function<Documents()>& load) {
+  {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const auto found = m_kept.find(ref.id);
+    if (found != m_kept.end() && found->second.published_at == ref.published_at) {
+      found->second.used = ++m_clock;
+      return found->second.documents;
+    }
+  }
+  // Loaded without the lock: two searches may both load a ref, and the last one's is kept.
+  auto documents = std::make_shared<const Documents>(load());
+  const std::lock_guard<std::mutex> lock(m_mutex);
+  m_kept[ref.id] = Kept{ref.published_at, documents, ++m_clock};
+  while (m_kept.size() > m_refs_kept) {
+    auto oldest = m_kept.begin();
+    for (auto it = m_kept.begin(); it != m_kept.end(); ++it) {
+      if (it->second.used < oldest->second.used) oldest = it;
+    }
+    m_kept.erase(oldest);
+  }
+  return documents;
+}
+
+StoreSource::StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs, HistoryCache* histories)
+    : m_state(std::make_unique<State>(reader, std::move(refs), histories)) {}
 StoreSource::~StoreSource() = default;
 
 std::string StoreSource::model_stamp() const {
@@ -346,17 +372,32 @@ util::Result<std::vector<store::HistoryHit>> StoreSource::history_search(const Q
   if (phrases.empty()) return std::vector<store::HistoryHit>{};
   if (!s.histories) {
     s.histories.emplace();
-    for (auto& [ref_id, path, text] : s.reader.histories(s.ref_ids)) {
-      s.histories->emplace_back(file_key_of(ref_id, path), s.stems.tokens(text));
+    const auto load = [&s](const std::vector<std::int64_t>& ref_ids) {
+      HistoryCache::Documents documents;
+      for (auto& [ref_id, path, text] : s.reader.histories(ref_ids)) {
+        documents.emplace_back(file_key_of(ref_id, path), s.stems.tokens(text));
+      }
+      return documents;
+    };
+    if (s.history_cache == nullptr) {  // one statement for every ref
+      s.histories->push_back(std::make_shared<const HistoryCache::Documents>(load(s.ref_ids)));
+    } else {
+      for (const pgstore::RefInfo& ref : s.refs) {
+        s.histories->push_back(s.history_cache->get(ref, [&] { return load({ref.id}); }));
+      }
     }
   }
-  const auto& documents = *s.histories;
+  std::vector<const std::tuple<std::string, std::vector<std::string>>*> documents;
+  for (const auto& part : *s.histories) {
+    for (const auto& document : *part) documents.push_back(&document);
+  }
   if (documents.empty()) return std::vector<store::HistoryHit>{};
   double total = 0.0;
   std::vector<std::int64_t> document_frequencies(phrases.size(), 0);
   std::vector<std::vector<double>> frequencies;
   frequencies.reserve(documents.size());
-  for (const auto& [key, tokens] : documents) {
+  for (const auto* document : documents) {
+    const auto& tokens = std::get<1>(*document);
     total += static_cast<double>(tokens.size());
     std::vector<double> f(phrases.size(), 0.0);
     for (std::size_t i = 0; i < phrases.size(); ++i) {
@@ -370,8 +411,8 @@ util::Result<std::vector<store::HistoryHit>> StoreSource::history_search(const Q
   std::vector<store::HistoryHit> hits;
   for (std::size_t d = 0; d < documents.size(); ++d) {
     if (std::all_of(frequencies[d].begin(), frequencies[d].end(), [](double f) { return f == 0.0; })) continue;
-    const double length = static_cast<double>(std::get<1>(documents[d]).size());
-    hits.push_back(store::HistoryHit{std::get<0>(documents[d]),
+    const double length = static_cast<double>(std::get<1>(*documents[d]).size());
+    hits.push_back(store::HistoryHit{std::get<0>(*documents[d]),
                                      bm25(frequencies[d], document_frequencies, length, count, average)});
   }
   std::sort(hits.begin(), hits.end(), [](const store::HistoryHit& a, const store::HistoryHit& b) {

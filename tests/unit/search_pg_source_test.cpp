@@ -118,3 +118,82 @@ TEST_CASE("search::StoreSource scores lexical candidates as the local index does
     CHECK(local_results[i].origin.repository.empty());
   }
 }
+
+TEST_CASE("search::HistoryCache keeps a ref's histories until it is published again, and the refs used last",
+          "[pgstore]") {
+  search::HistoryCache cache(2);
+  int loads = 0;
+  const auto load = [&loads](const std::string& word) {
+    return [&loads, word] {
+      ++loads;
+      return search::HistoryCache::Documents{{"1\na.py", {word}}};
+    };
+  };
+  const pgstore::RefInfo first{1, "acme/app", "main", "builtin", "2026-11-26T10:00:00.000001Z"};
+  const auto kept = cache.get(first, load("one"));
+  CHECK(cache.get(first, load("other")) == kept);  // not read again
+  CHECK(loads == 1);
+  pgstore::RefInfo republished = first;
+  republished.published_at = "2026-11-26T10:00:00.000002Z";
+  CHECK(std::get<1>(cache.get(republished, load("two"))->front()) == std::vector<std::string>{"two"});
+  CHECK(loads == 2);
+  // Two refs are kept: the one used longest ago goes.
+  const pgstore::RefInfo second{2, "acme/lib", "main", "builtin", "2026-11-26T11:00:00Z"};
+  const pgstore::RefInfo third{3, "acme/cli", "main", "builtin", "2026-11-26T12:00:00Z"};
+  cache.get(second, load("s"));
+  cache.get(republished, load("x"));  // used again: now newer than `second`
+  cache.get(third, load("t"));        // evicts `second`
+  CHECK(loads == 4);
+  cache.get(republished, load("x"));
+  cache.get(third, load("t"));
+  CHECK(loads == 4);
+  cache.get(second, load("s"));
+  CHECK(loads == 5);
+}
+
+TEST_CASE("search::StoreSource ranks file histories alike with and without a cache, and sees a new publish",
+          "[pgstore]") {
+  auto& server = test_support::PostgresServer::shared();
+  const std::string uri = server.uri(server.create_database("pg_history_cache"));
+  auto shared = std::move(pgstore::Store::open(uri).value());
+  std::vector<pgstore::BlobUpload> blobs;
+  pgstore::Snapshot snapshot{"acme/app", "main", "", "builtin", {}, {}};
+  for (const File& file : corpus()) {
+    pgstore::BlobUpload blob{file.blob, "python", "text", {}};
+    for (const auto& chunk : file.chunks) blob.chunks.push_back(pgstore::ChunkUpload{chunk, "", ""});
+    blobs.push_back(blob);
+    snapshot.files.push_back({file.path, file.blob, "python"});
+  }
+  snapshot.history = {{"a.py", "Fix request parsing for chunked bodies\nAdd retries"},
+                      {"b.py", "Pool client connections"},
+                      {"c.py", "Retry failed requests with backoff"}};
+  shared->put_blobs(blobs, "builtin");
+  shared->swap_snapshot(snapshot);
+  auto reader = std::move(pgstore::Reader::open(uri).value());
+  search::HistoryCache cache(8);
+
+  const auto hits = [&](search::HistoryCache* with, const std::string& query) {
+    const search::StoreSource source(*reader, reader->refs(), with);
+    const auto searched = source.history_search(search::parse_query(query), 10);
+    REQUIRE(searched);
+    std::vector<std::pair<std::string, double>> found;
+    for (const auto& hit : *searched) found.emplace_back(hit.path.substr(hit.path.find('\n') + 1), hit.score);
+    return found;
+  };
+  for (const std::string query : {"retry requests", "client connections", "parsing", "nothing here"}) {
+    INFO(query);
+    const auto plain = hits(nullptr, query);
+    CHECK(hits(&cache, query) == plain);  // read into the cache
+    CHECK(hits(&cache, query) == plain);  // from it
+  }
+  CHECK(hits(&cache, "backoff").front().first == "c.py");
+
+  // A new publish of the ref changes its histories: the cache reads them again.
+  snapshot.history = {{"b.py", "Retry connections with backoff"}};
+  snapshot.commit = std::string(40, 'c');  // a new commit: a real publish, not a no-op
+  REQUIRE(shared->swap_snapshot(snapshot).changed);
+  const auto after = hits(&cache, "backoff");
+  REQUIRE(after.size() == 1);
+  CHECK(after.front().first == "b.py");
+  CHECK(after == hits(nullptr, "backoff"));
+}
