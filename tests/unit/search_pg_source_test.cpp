@@ -67,6 +67,21 @@ std::vector<std::pair<std::string, int>> places(const search::Source& source,
   return result;
 }
 
+// Publishes corpus() to `store` as acme/app@main with these file histories; returns the snapshot.
+pgstore::Snapshot publish_corpus(pgstore::Store& store, std::vector<std::pair<std::string, std::string>> history) {
+  std::vector<pgstore::BlobUpload> blobs;
+  pgstore::Snapshot snapshot{"acme/app", "main", "", "builtin", {}, std::move(history)};
+  for (const File& file : corpus()) {
+    pgstore::BlobUpload blob{file.blob, "python", "text", {}};
+    for (const auto& chunk : file.chunks) blob.chunks.push_back(pgstore::ChunkUpload{chunk, "", ""});
+    blobs.push_back(blob);
+    snapshot.files.push_back({file.path, file.blob, "python"});
+  }
+  store.put_blobs(blobs, "builtin");
+  store.swap_snapshot(snapshot);
+  return snapshot;
+}
+
 } // namespace
 
 TEST_CASE("search::StoreSource scores lexical candidates as the local index does", "[pgstore]") {
@@ -79,16 +94,7 @@ TEST_CASE("search::StoreSource scores lexical candidates as the local index does
   auto& server = test_support::PostgresServer::shared();
   const std::string uri = server.uri(server.create_database("pg_source"));
   auto shared = std::move(pgstore::Store::open(uri).value());
-  std::vector<pgstore::BlobUpload> blobs;
-  pgstore::Snapshot snapshot{"acme/app", "main", "", "builtin", {}, {}};
-  for (const File& file : corpus()) {
-    pgstore::BlobUpload blob{file.blob, "python", "text", {}};
-    for (const auto& chunk : file.chunks) blob.chunks.push_back(pgstore::ChunkUpload{chunk, "", ""});
-    blobs.push_back(blob);
-    snapshot.files.push_back({file.path, file.blob, "python"});
-  }
-  shared->put_blobs(blobs, "builtin");
-  shared->swap_snapshot(snapshot);
+  publish_corpus(*shared, {});
   auto reader = std::move(pgstore::Reader::open(uri).value());
   const search::StoreSource remote(*reader, reader->refs());
   const search::LocalSource here(*local);
@@ -156,19 +162,9 @@ TEST_CASE("search::StoreSource ranks file histories alike with and without a cac
   auto& server = test_support::PostgresServer::shared();
   const std::string uri = server.uri(server.create_database("pg_history_cache"));
   auto shared = std::move(pgstore::Store::open(uri).value());
-  std::vector<pgstore::BlobUpload> blobs;
-  pgstore::Snapshot snapshot{"acme/app", "main", "", "builtin", {}, {}};
-  for (const File& file : corpus()) {
-    pgstore::BlobUpload blob{file.blob, "python", "text", {}};
-    for (const auto& chunk : file.chunks) blob.chunks.push_back(pgstore::ChunkUpload{chunk, "", ""});
-    blobs.push_back(blob);
-    snapshot.files.push_back({file.path, file.blob, "python"});
-  }
-  snapshot.history = {{"a.py", "Fix request parsing for chunked bodies\nAdd retries"},
-                      {"b.py", "Pool client connections"},
-                      {"c.py", "Retry failed requests with backoff"}};
-  shared->put_blobs(blobs, "builtin");
-  shared->swap_snapshot(snapshot);
+  pgstore::Snapshot snapshot = publish_corpus(*shared, {{"a.py", "Fix request parsing for chunked bodies\nAdd retries"},
+                                                        {"b.py", "Pool client connections"},
+                                                        {"c.py", "Retry failed requests with backoff"}});
   auto reader = std::move(pgstore::Reader::open(uri).value());
   search::HistoryCache cache(8);
 
