@@ -373,11 +373,15 @@ std::vector<ListedPackage> read_package_list(const std::string& path) {
   if (!content) throw kasava::util::Failure(content.error());
   std::vector<ListedPackage> packages;
   for (std::string_view line : split_lines(*content)) {
-    line = kasava::util::trim(line.substr(0, line.find('#')));
-    if (line.empty()) continue;
-    std::vector<std::string> words;
-    for (std::string& word : kasava::util::split(line, ' '))
-      if (!kasava::util::trim(word).empty()) words.emplace_back(kasava::util::trim(word));
+    line = line.substr(0, line.find('#'));
+    std::vector<std::string> words;  // separated by spaces and tabs
+    for (std::size_t at = 0; at < line.size();) {
+      const std::size_t begin = line.find_first_not_of(" \t\r", at);
+      if (begin == std::string_view::npos) break;
+      const std::size_t end = std::min(line.find_first_of(" \t\r", begin), line.size());
+      words.emplace_back(line.substr(begin, end - begin));
+      at = end;
+    }
     if (words.empty()) continue;
     const std::string_view name = words.front();
     if (!valid_package_name(name.starts_with("src:") ? name.substr(4) : name)) continue;

@@ -350,6 +350,25 @@ struct LanguagePool {
   std::vector<std::string> codes;
 };
 
+// MRR, R@1 and R@10 of gold ranks (1 = first).
+struct RankFigures {
+  double mrr = 0;
+  double r1 = 0;
+  double r10 = 0;
+};
+
+RankFigures figures_of(const std::vector<std::size_t>& ranks) {
+  RankFigures figures;
+  figures.mrr = mrr_of_ranks(ranks);
+  for (const std::size_t rank : ranks) {
+    figures.r1 += rank == 1 ? 1 : 0;
+    figures.r10 += rank <= 10 ? 1 : 0;
+  }
+  figures.r1 /= static_cast<double>(ranks.size());
+  figures.r10 /= static_cast<double>(ranks.size());
+  return figures;
+}
+
 struct Scores {
   double heldout = 0;
   double cosqa = 0;
@@ -372,14 +391,10 @@ Scores evaluate(const embed::Model& model, const std::vector<std::string>& heldo
   if (cosqa != nullptr) {
     const auto q = encode_all(model, cosqa->queries, embed::InputKind::query, threads);
     const auto c = encode_all(model, cosqa->chunk_texts, embed::InputKind::document, threads);
-    const auto r = ranks(q, c, cosqa->chunk_file, cosqa->files, cosqa->gold, dims, threads);
-    scores.cosqa = mrr_of_ranks(r);
-    for (const std::size_t rank : r) {
-      scores.cosqa_r1 += rank == 1 ? 1 : 0;
-      scores.cosqa_r10 += rank <= 10 ? 1 : 0;
-    }
-    scores.cosqa_r1 /= static_cast<double>(r.size());
-    scores.cosqa_r10 /= static_cast<double>(r.size());
+    const RankFigures f = figures_of(ranks(q, c, cosqa->chunk_file, cosqa->files, cosqa->gold, dims, threads));
+    scores.cosqa = f.mrr;
+    scores.cosqa_r1 = f.r1;
+    scores.cosqa_r10 = f.r10;
   }
   return scores;
 }
@@ -395,15 +410,9 @@ void print_language_pools(const embed::Model& model, const std::vector<LanguageP
     const auto c = encode_all(model, pool.codes, embed::InputKind::document, threads);
     std::vector<std::uint32_t> gold(pool.queries.size());
     std::iota(gold.begin(), gold.end(), 0U);
-    const auto r = ranks(q, c, {}, pool.codes.size(), gold, dims, threads);
-    double r1 = 0, r10 = 0;
-    for (const std::size_t rank : r) {
-      r1 += rank == 1 ? 1 : 0;
-      r10 += rank <= 10 ? 1 : 0;
-    }
-    const auto n = static_cast<double>(r.size());
-    std::printf("  %-12s %6zu %7.4f %6.3f %6.3f\n", pool.language.c_str(), r.size(),
-                mrr_of_ranks(r), r1 / n, r10 / n);
+    const RankFigures f = figures_of(ranks(q, c, {}, pool.codes.size(), gold, dims, threads));
+    std::printf("  %-12s %6zu %7.4f %6.3f %6.3f\n", pool.language.c_str(), pool.codes.size(), f.mrr,
+                f.r1, f.r10);
   }
   std::fflush(stdout);
 }
