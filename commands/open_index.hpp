@@ -49,7 +49,8 @@ std::unique_ptr<store::Store> open_index_for_writing(Context& context, const std
                                                      Existing existing = Existing::update);
 
 /// Ends an index run that succeeded on a store from open_index_for_writing(…, path, …):
-/// records the index as complete and, when the run rebuilt it beside, puts the new index in
+/// partitions its codes when they need it (store::Store::update_partitions), records the
+/// index as complete and, when the run rebuilt it beside, puts the new index in
 /// the place of the old one (store::Store::swap_in). The caller holds the index lock.
 void finish_index_run(std::unique_ptr<store::Store> store, const std::string& path);
 

@@ -43,12 +43,15 @@ class Database;
 /// 7: `vector_code_blocks`, the codes of 256 files a row for the semantic scan (store.cpp).
 ///    An older kasava would change `vector_codes` without its blocks, and a later scan would
 ///    read stale codes, hence the new number.
-inline constexpr int k_schema_version = 7;
+/// 8: the partitions of the codes (`vector_centroids`, `vector_partitions` and what changed
+///    since they were made, store.cpp). An older kasava would change codes without saying
+///    so, and a partitioned scan would miss them, hence the new number.
+inline constexpr int k_schema_version = 8;
 /// The oldest version still opened as it is: schema 3 differs only in keeping chunk strings
 /// uncompressed, which is read as before, schema 4 in having no chunk lengths (FTS5's are
 /// used) and schema 5 in having only LZ77 packs; opening any of them for writing makes it
-/// schema 7 (old rows stay as they are; for 3 and 4 the lengths are copied from FTS5's; the
-/// code blocks are built from the per-file rows).
+/// schema 8 (old rows stay as they are; for 3 and 4 the lengths are copied from FTS5's; the
+/// code blocks are built from the per-file rows; the partitions come with the next run).
 inline constexpr int k_oldest_readable_schema_version = 3;
 
 enum class OpenMode {
@@ -311,8 +314,19 @@ public:
   /// The `limit` chunks whose binary codes are nearest to `code` by Hamming distance, nearest
   /// first (ties by chunk id), among the files `accept` takes (all when empty). One scan of the
   /// per-file code rows; codes of another length than `code` are ignored.
+  /// An index of at least 200,000 chunks keeps its codes in partitions (update_partitions):
+  /// an unfiltered search then reads the nearest partitions holding about a quarter of the
+  /// codes, and the codes of files changed since the partitions were made.
   std::vector<CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
                                      const FileFilter& accept = {}) const;
+  /// Partitions the codes when the index has at least the set number of chunks (by the
+  /// largest chunk id) and has none, or when more than a tenth of the files or partitioned
+  /// codes changed since they were made; drops them from an index that shrank below it. One
+  /// transaction, outside any other; called at the end of each index run.
+  void update_partitions();
+  /// From how many chunks the codes are partitioned (default 200,000), and the share of the
+  /// codes a partitioned search reads (default 1/4): for tests and measurements.
+  void set_partitioning(std::int64_t min_chunks, double probe_share);
   /// From how many chunks (by the largest id) lexical_search tries its bound (default 200,000;
   /// below, the plain query alone): for tests and measurements.
   void set_bounded_search(std::int64_t min_chunks);

@@ -9,6 +9,7 @@
 #include <random>
 #include <span>
 
+#include "core/store/code_partitions.hpp"
 #include "core/store/store.hpp"
 #include "core/store/vectors.hpp"
 #include "store_support.hpp"
@@ -414,4 +415,126 @@ TEST_CASE("store::Store::nearest_codes over code blocks equals the per-file rows
   REQUIRE(after.size() == before.size());
   for (std::size_t i = 0; i < after.size(); ++i) CHECK(after[i].chunk_id == before[i].chunk_id);
   check_same();
+}
+
+TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when it reads them all, after every write") {
+  test::TempDir dir;
+  const std::string path = dir.file("index.db");
+  auto store = open_store(path);
+  constexpr int dims = 64;
+  std::mt19937 random(23);
+  auto put = [&](int f, const std::string& blob) {
+    std::vector<types::Chunk> chunks;
+    std::vector<store::QuantizedVector> vectors;
+    for (int c = 0; c < 1 + f % 5; ++c) {
+      chunks.push_back(make_chunk(std::string(1, 'g') += std::to_string(c), 1 + 3 * c));
+      vectors.push_back(c == 1 && f % 4 == 0 ? store::QuantizedVector{}
+                                             : store::quantize(random_unit_vector(random, dims)));
+    }
+    store->put_file({"src/" + std::to_string(f) + ".py", blob, "python", 10, ""}, chunks, vectors);
+  };
+  const auto count = [&](const std::string& sql) { return test::run("sqlite3 '" + path + "' '" + sql + "'"); };
+  store->begin();
+  for (int f = 0; f < 600; ++f) put(f, "a");
+  store->commit();
+  // Under the threshold nothing is partitioned.
+  store->update_partitions();
+  CHECK(count("SELECT count(*) FROM vector_centroids") == "0");
+  store->set_partitioning(1, 1.0);
+  store->update_partitions();
+  CHECK(count("SELECT count(*) FROM vector_centroids") ==
+        std::to_string(store::partition_count(std::stoul(count("SELECT count(*) FROM vectors")))));
+  CHECK(count("SELECT sum(size) FROM vector_centroids") == count("SELECT count(*) FROM vectors"));
+
+  const auto code = store::binary_code(random_unit_vector(random, dims));
+  const auto accept_all = [](std::string_view, std::string_view) { return true; };
+  auto check_same = [&](store::Store& reader) {
+    const auto partitioned = reader.nearest_codes(code, 100000);
+    const auto rows = reader.nearest_codes(code, 100000, accept_all);  // every per-file row
+    REQUIRE(partitioned.size() == rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      CHECK(partitioned[i].chunk_id == rows[i].chunk_id);
+      CHECK(partitioned[i].distance == rows[i].distance);
+    }
+    return rows.size();
+  };
+  const std::size_t first = check_same(*store);
+  CHECK(first > 1000);
+
+  // Replaced and removed files, in a transaction and outside one, and pending vectors added:
+  // the partitions stay as they are and the changes are read beside them.
+  store->begin();
+  put(3, "b");
+  put(300, "b");
+  store->remove_file("src/599.py");
+  store->commit();
+  put(257, "c");
+  store->remove_file("src/1.py");
+  store->update_partitions();  // fewer than a tenth changed: kept
+  // Each replaced file is two changes (its old file id and its new one), a removed one one.
+  CHECK(count("SELECT count(*) FROM vector_partition_changes") == "8");
+  CHECK(count("SELECT count(*) FROM vector_partition_dead") != "0");
+  check_same(*store);
+  // Vectors that were pending join their files' rows (150 files: partitioned again later).
+  std::vector<std::int64_t> pending;
+  for (const auto& chunk : store->pending_chunks(0, 1000)) pending.push_back(chunk.id);
+  REQUIRE_FALSE(pending.empty());
+  std::vector<store::QuantizedVector> late;
+  for (std::size_t i = 0; i < pending.size(); ++i) late.push_back(store::quantize(random_unit_vector(random, dims)));
+  store->put_vectors(pending, late);
+  CHECK(check_same(*store) > first);
+  {
+    auto reader = open_store(path, store::OpenMode::read_only);
+    reader->set_partitioning(1, 1.0);
+    check_same(*reader);
+  }
+  // A rolled-back transaction leaves what changed as it was.
+  const std::string changes = count("SELECT group_concat(file_id) FROM vector_partition_changes");
+  store->begin();
+  store->remove_file("src/2.py");
+  store->rollback();
+  CHECK(count("SELECT group_concat(file_id) FROM vector_partition_changes") == changes);
+  check_same(*store);
+
+  // More than a tenth changed: partitioned again, nothing left beside.
+  store->begin();
+  for (int f = 100; f < 200; ++f) put(f, "d");
+  store->commit();
+  check_same(*store);
+  store->update_partitions();
+  CHECK(count("SELECT count(*) FROM vector_partition_changes") == "0");
+  CHECK(count("SELECT count(*) FROM vector_partition_dead") == "0");
+  CHECK(count("SELECT sum(size) FROM vector_centroids") == count("SELECT count(*) FROM vectors"));
+  check_same(*store);
+
+  // A partial read: fewer codes, all of them among the full scan's, nearest first.
+  store->set_partitioning(1, 0.25);
+  const auto part = store->nearest_codes(code, 100000);
+  CHECK(part.size() < first / 2);
+  CHECK(part.size() > first / 8);
+  CHECK(std::is_sorted(part.begin(), part.end(), [](const auto& a, const auto& b) { return a.distance < b.distance; }));
+
+  // An index that shrank below the threshold drops its partitions and scans every code.
+  store->set_partitioning(1'000'000, 1.0);
+  store->update_partitions();
+  CHECK(count("SELECT count(*) FROM vector_centroids") == "0");
+  CHECK(count("SELECT count(*) FROM vector_partitions") == "0");
+  check_same(*store);
+  store.reset();
+
+  // A schema 7 index gets the tables, empty, when opened to write.
+  test::run("sqlite3 '" + path + "' \"DROP TABLE vector_centroids; DROP TABLE vector_partitions;"
+            " DROP TABLE vector_partition_changes; DROP TABLE vector_partition_dead;"
+            " UPDATE meta SET value = '7' WHERE key = 'schema_version'\"");
+  {
+    auto reader = open_store(path, store::OpenMode::read_only);
+    check_same(*reader);
+  }
+  store = open_store(path);
+  CHECK(store->meta("schema_version") == "8");
+  CHECK(count("SELECT count(*) FROM vector_centroids") == "0");
+  store->set_partitioning(1, 1.0);
+  store->update_partitions();
+  CHECK(count("SELECT count(*) FROM vector_centroids") != "0");
+  check_same(*store);
 }
