@@ -16,6 +16,10 @@
 // to (space nothing would ever free). A chunk length kept for ranking that differs from
 // FTS5's own (chunk_lengths.hpp) is repaired by re-indexing its file. A block of vector codes
 // (schema 7) that is not its files' rows back to back is repaired by re-indexing those files.
+// The partitions of the codes (schema 8) must hold the current code of every chunk of a file
+// not listed as changed since they were made, once, and nothing else but dead ids: a file
+// whose chunks they get wrong is re-indexed (which lists it as changed), an entry of no
+// chunk calls for a rebuild.
 #include "core/store/store.hpp"
 
 #include <algorithm>
@@ -96,6 +100,7 @@ std::set<std::int64_t> ids(sqlite::Database& db, const char* sql) {
 }
 
 void check_code_blocks(sqlite::Database& db, IndexCheck& check, std::set<std::string>& inconsistent);
+void check_code_partitions(sqlite::Database& db, IndexCheck& check, std::set<std::string>& inconsistent);
 
 void check_tables(sqlite::Database& db, IndexCheck& check) {
   check.files = count(db, "SELECT count(*) FROM files");
@@ -228,6 +233,7 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
     for (const auto& [file_id, ids] : chunks_of_file) inconsistent.insert(path_of_file[file_id]);
   }
   check_code_blocks(db, check, inconsistent);
+  check_code_partitions(db, check, inconsistent);
   check.inconsistent_paths.assign(inconsistent.begin(), inconsistent.end());
 }
 
@@ -292,6 +298,120 @@ void check_code_blocks(sqlite::Database& db, IndexCheck& check, std::set<std::st
   if (orphan_blocks > 0) {
     check.problems.push_back(std::to_string(orphan_blocks) +
                              " rows of vector code blocks belong to no file's codes");
+  }
+}
+
+// See the top of the file. Both sides become (chunk id, digest of the code) sorted by id, so
+// the kernel's 1.4M codes take about 50 MB, not a map per chunk.
+void check_code_partitions(sqlite::Database& db, IndexCheck& check, std::set<std::string>& inconsistent) {
+  for (const char* table : {"vector_centroids", "vector_partitions", "vector_partition_changes", "vector_partition_dead"}) {
+    if (!db.has_table(table)) return;
+  }
+  // Without centroids the scan reads no partition.
+  if (count(db, "SELECT count(*) FROM (SELECT 1 FROM vector_centroids LIMIT 1)") == 0) return;
+  const auto digest = [](const std::uint8_t* code, std::size_t bytes) {
+    std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
+    for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ code[i]) * 1099511628211ull;
+    return hash;
+  };
+  const auto id_at = [](const std::uint8_t* ids, std::size_t i) {
+    std::int64_t id = 0;
+    std::memcpy(&id, ids + i * sizeof id, sizeof id);
+    return id;
+  };
+  std::set<std::int64_t> changed;
+  std::set<std::int64_t> dead;
+  {
+    auto query = db.query("SELECT file_id FROM vector_partition_changes");
+    while (query.step()) changed.insert(query.column_int64(0));
+    auto dead_query = db.query("SELECT chunk_id FROM vector_partition_dead");
+    while (dead_query.step()) dead.insert(dead_query.column_int64(0));
+  }
+  struct Entry {
+    std::int64_t chunk_id;
+    std::uint64_t digest;
+    std::int64_t file_id;
+  };
+  std::vector<Entry> current;              // chunks of files not changed since
+  std::map<std::int64_t, std::int64_t> file_of_changed_chunk;
+  {
+    auto query = db.query("SELECT file_id, chunk_ids, codes FROM vector_codes");
+    while (query.step()) {
+      const std::int64_t file_id = query.column_int64(0);
+      const auto ids = query.column_blob(1);
+      const auto codes = query.column_blob(2);
+      const std::size_t count = ids.size() / sizeof(std::int64_t);
+      if (count == 0 || codes.size() % count != 0) continue;  // check_index reports the row
+      const std::size_t bytes = codes.size() / count;
+      for (std::size_t i = 0; i < count; ++i) {
+        if (changed.count(file_id) != 0) {
+          file_of_changed_chunk[id_at(ids.data(), i)] = file_id;
+        } else {
+          current.push_back({id_at(ids.data(), i), digest(codes.data() + i * bytes, bytes), file_id});
+        }
+      }
+    }
+  }
+  std::vector<std::pair<std::int64_t, std::uint64_t>> partitioned;
+  {
+    auto query = db.query("SELECT chunk_ids, codes FROM vector_partitions");
+    while (query.step()) {
+      const auto ids = query.column_blob(0);
+      const auto codes = query.column_blob(1);
+      const std::size_t count = ids.size() / sizeof(std::int64_t);
+      if (count == 0 || codes.size() % count != 0) {
+        check.problems.push_back("a row of the vector partitions holds malformed codes");
+        continue;
+      }
+      const std::size_t bytes = codes.size() / count;
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::int64_t id = id_at(ids.data(), i);
+        if (dead.count(id) == 0) partitioned.emplace_back(id, digest(codes.data() + i * bytes, bytes));
+      }
+    }
+  }
+  std::sort(current.begin(), current.end(), [](const Entry& a, const Entry& b) { return a.chunk_id < b.chunk_id; });
+  std::sort(partitioned.begin(), partitioned.end());
+  std::set<std::int64_t> wrong_files;
+  std::int64_t orphans = 0;
+  std::size_t j = 0;
+  for (const Entry& entry : current) {
+    while (j < partitioned.size() && partitioned[j].first < entry.chunk_id) {
+      const auto found = file_of_changed_chunk.find(partitioned[j].first);
+      if (found != file_of_changed_chunk.end()) {
+        wrong_files.insert(found->second);
+      } else {
+        ++orphans;
+      }
+      ++j;
+    }
+    std::size_t copies = 0;
+    bool same = true;
+    for (; j < partitioned.size() && partitioned[j].first == entry.chunk_id; ++j) {
+      ++copies;
+      same = same && partitioned[j].second == entry.digest;
+    }
+    if (copies != 1 || !same) wrong_files.insert(entry.file_id);
+  }
+  for (; j < partitioned.size(); ++j) {
+    const auto found = file_of_changed_chunk.find(partitioned[j].first);
+    if (found != file_of_changed_chunk.end()) {
+      wrong_files.insert(found->second);
+    } else {
+      ++orphans;
+    }
+  }
+  for (const std::int64_t file_id : wrong_files) {
+    auto query = db.query("SELECT path FROM files WHERE id = ?1");
+    query.bind(1, file_id);
+    if (query.step()) {
+      inconsistent.insert(std::string(query.column_text(0)));
+    } else {
+      ++orphans;
+    }
+  }
+  if (orphans > 0) {
+    check.problems.push_back(std::to_string(orphans) + " codes in the vector partitions belong to no chunk");
   }
 }
 

@@ -538,3 +538,63 @@ TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when
   CHECK(count("SELECT count(*) FROM vector_centroids") != "0");
   check_same(*store);
 }
+
+TEST_CASE("store::check_index finds vector partitions that do not hold their chunks' codes") {
+  test::TempDir dir;
+  const std::string path = dir.file("index.db");
+  std::mt19937 random(4);
+  auto store = open_store(path);
+  store->set_meta("embedding_model", "test:fake");
+  store->set_meta("embedding_dims", "16");
+  auto put = [&](int f, const std::string& blob) {
+    std::vector<types::Chunk> chunks;
+    std::vector<store::QuantizedVector> vectors;
+    for (int c = 0; c < 3; ++c) {
+      chunks.push_back(make_chunk(std::string(1, 'h') += std::to_string(c), 1 + 3 * c));
+      vectors.push_back(store::quantize(random_unit_vector(random, 16)));
+    }
+    store->put_file({"src/" + std::to_string(f) + ".py", blob, "python", 10, ""}, chunks, vectors);
+  };
+  store->begin();
+  for (int f = 0; f < 40; ++f) put(f, "a");
+  store->commit();
+  store->set_partitioning(1, 1.0);
+  store->update_partitions();
+  // Sound after partitioning, and after files changed beside the partitions.
+  auto check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+  put(7, "b");
+  store->remove_file("src/8.py");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.empty());
+  CHECK(check->inconsistent_paths.empty());
+
+  // The partitions' codes changed: every file whose chunks they hold is re-indexed by a
+  // repair (not 7.py, changed since, nor 8.py, removed).
+  const std::string chunk = test::run(
+      "sqlite3 '" + path + "' \"SELECT min(c.id) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'src/3.py'\"");
+  test::run("sqlite3 '" + path + "' \"UPDATE vector_partitions SET codes = zeroblob(length(codes))\"");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.empty());
+  REQUIRE(check->inconsistent_paths.size() == 38);
+  CHECK(std::count(check->inconsistent_paths.begin(), check->inconsistent_paths.end(), "src/7.py") == 0);
+  // Re-indexing them lists them as changed: sound again.
+  for (const auto& inconsistent : check->inconsistent_paths) {
+    store->remove_file(inconsistent);
+    put(std::stoi(inconsistent.substr(4)), "c");
+  }
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->inconsistent_paths.empty());
+  CHECK(check->problems.empty());
+
+  // A chunk listed as dead comes back in the partitions of no chunk: a problem (a rebuild).
+  test::run("sqlite3 '" + path + "' 'DELETE FROM vector_partition_dead WHERE chunk_id = " + chunk + "'");
+  check = store::check_index(path);
+  REQUIRE(check);
+  CHECK(check->problems.size() == 1);
+}
