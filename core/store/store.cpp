@@ -400,7 +400,7 @@ struct Store::Impl {
   }
 
   // Partitions every code of vector_code_blocks anew (see the top of the file), in the open
-  // transaction; false when there is no code.
+  // transaction; false (and no partitions) when there are fewer codes than the threshold.
   bool build_partitions();
 
   // The partitioned scan of nearest_codes; false (nothing scanned) when the codes are not
@@ -1508,7 +1508,8 @@ bool Store::Impl::build_partitions() {
   clear_partitions();
   std::size_t total = 0;
   each_block([&](const std::uint8_t*, const std::uint8_t*, std::size_t count) { total += count; });
-  if (total == 0) return false;
+  // The largest chunk id overstates an index that changed a lot: the codes decide.
+  if (total == 0 || static_cast<std::int64_t>(total) < m_partition_min_chunks) return false;
 
   const int k = partition_count(total);
   const std::size_t wanted = static_cast<std::size_t>(k) * k_training_codes_per_partition;

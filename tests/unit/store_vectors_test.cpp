@@ -437,7 +437,12 @@ TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when
   store->begin();
   for (int f = 0; f < 600; ++f) put(f, "a");
   store->commit();
-  // Under the threshold nothing is partitioned.
+  // Under the threshold nothing is partitioned; the codes count, not the largest chunk id.
+  store->update_partitions();
+  CHECK(count("SELECT count(*) FROM vector_centroids") == "0");
+  const std::int64_t codes = std::stoll(count("SELECT count(*) FROM vectors"));
+  REQUIRE(std::stoll(count("SELECT max(id) FROM chunks")) > codes);
+  store->set_partitioning(codes + 1, 1.0);
   store->update_partitions();
   CHECK(count("SELECT count(*) FROM vector_centroids") == "0");
   store->set_partitioning(1, 1.0);
