@@ -267,7 +267,7 @@ util::Result<std::vector<store::LexicalHit>> StoreSource::lexical_search(const Q
 }
 
 std::vector<store::CodeHit> StoreSource::nearest_codes(std::span<const std::uint8_t> code, int limit,
-                                                       const FileFilterSpec& filter) const {
+                                                       const FileFilterSpec& filter, store::CodeScan) const {
   State& s = *m_state;
   if (s.model_id == 0) return {};
   const int scan = filter.path_glob.empty() ? limit : limit * k_filtered_scan_factor;

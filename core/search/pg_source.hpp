@@ -61,8 +61,9 @@ public:
   std::string model_mismatch_message(const std::string& stamp, const std::string& model) const override;
   util::Result<std::vector<store::LexicalHit>> lexical_search(const Query& query, const store::FieldWeights& weights,
                                                               int limit) const override;
+  /// The whole scan runs in PostgreSQL: `scan` does not apply.
   std::vector<store::CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
-                                            const FileFilterSpec& filter) const override;
+                                            const FileFilterSpec& filter, store::CodeScan scan) const override;
   std::vector<store::StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const override;
   std::vector<store::ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
                                                store::Store::Detail detail) const override;

@@ -32,8 +32,8 @@ util::Result<std::vector<store::LexicalHit>> LocalSource::lexical_search(const Q
 }
 
 std::vector<store::CodeHit> LocalSource::nearest_codes(std::span<const std::uint8_t> code, int limit,
-                                                       const FileFilterSpec& filter) const {
-  if (filter.empty()) return m_store.nearest_codes(code, limit);
+                                                       const FileFilterSpec& filter, store::CodeScan scan) const {
+  if (filter.empty()) return m_store.nearest_codes(code, limit, {}, scan);
   return m_store.nearest_codes(code, limit, [&filter](std::string_view path, std::string_view language) {
     return filter.accepts(path, language);
   });

@@ -48,9 +48,11 @@ public:
   virtual util::Result<std::vector<store::LexicalHit>> lexical_search(const Query& query,
                                                                       const store::FieldWeights& weights,
                                                                       int limit) const = 0;
-  /// The `limit` chunks nearest to `code` by Hamming distance among the files `filter` keeps.
+  /// The `limit` chunks nearest to `code` by Hamming distance among the files `filter` keeps
+  /// (`scan`: see store::Store::nearest_codes).
   virtual std::vector<store::CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
-                                                    const FileFilterSpec& filter) const = 0;
+                                                    const FileFilterSpec& filter,
+                                                    store::CodeScan scan) const = 0;
   virtual std::vector<store::StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const = 0;
   virtual std::vector<store::ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
                                                        store::Store::Detail detail) const = 0;
@@ -74,7 +76,7 @@ public:
   util::Result<std::vector<store::LexicalHit>> lexical_search(const Query& query, const store::FieldWeights& weights,
                                                               int limit) const override;
   std::vector<store::CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
-                                            const FileFilterSpec& filter) const override;
+                                            const FileFilterSpec& filter, store::CodeScan scan) const override;
   std::vector<store::StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const override;
   std::vector<store::ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
                                                store::Store::Detail detail) const override;

@@ -173,9 +173,11 @@ CREATE TABLE IF NOT EXISTS vector_partition_dead(chunk_id INTEGER PRIMARY KEY);
 // milliseconds and stays exact: no partitions.
 constexpr std::int64_t k_partition_min_chunks = 200'000;
 // The share of the codes a partitioned scan reads, nearest partitions first. Measured on the
-// kernel (1.44M chunks, bench/run.py's 20 kernel questions, top 10 against the full scan):
-// 1/16 keeps 93.5% of the semantic results, 1/8 95.5%, 3/16 97%, 1/4 98% (and all hybrid
-// ones), at 17, 19.9, 20.9 ms (1/4) a semantic ask instead of 50.
+// kernel (1.44M chunks, top 10 of `ask` against the full scan), over bench/run.py's 20 kernel
+// questions: semantic 93.5% at 1/16, 95.5% at 1/8, 97% at 3/16, 98% at 1/4, and hybrid 100%
+// at 1/4; over its 50 general questions at 1/4, hybrid 98.4% and semantic 91.2% (96.8% at
+// 1/2). A semantic ask took 17 ms at 1/16 and 21 at 1/4 instead of 50; search.cpp says which
+// mode reads the partitions.
 constexpr double k_probe_share = 1.0 / 4;
 // Codes per training sample per partition: enough for a majority per bit, and training
 // stays well under the assignment of every code.
@@ -1634,13 +1636,15 @@ bool Store::Impl::scan_partitions(std::span<const std::uint8_t> code, Nearest& n
 }
 
 std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, int limit,
-                                          const FileFilter& accept) const {
+                                          const FileFilter& accept, CodeScan scan) const {
   return m_impl->guarded("reading", [&] {
     NearestCodes nearest(code, limit);
     if (limit <= 0 || code.empty()) return nearest.take();
     const std::size_t bytes = code.size();
     auto& db = m_impl->m_db;
-    if (!accept && m_impl->scan_partitions(code, nearest)) return nearest.take();
+    if (!accept && scan == CodeScan::nearest_partitions && m_impl->scan_partitions(code, nearest)) {
+      return nearest.take();
+    }
     if (!accept && db.has_table("vector_code_blocks")) {
       auto blocks = db.query("SELECT chunk_ids, codes FROM vector_code_blocks");
       while (blocks.step()) {

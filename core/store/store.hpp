@@ -113,6 +113,12 @@ struct CodeHit {
   int distance = 0;
 };
 
+/// Which codes an unfiltered Hamming scan reads in a partitioned index (Store::nearest_codes).
+enum class CodeScan {
+  nearest_partitions,  ///< the partitions nearest the query: most of the nearest codes, fast
+  every_code,          ///< all of them: exactly the nearest codes
+};
+
 /// A chunk's stored vector (for rescoring): its quantized values and their scale.
 struct StoredVector {
   std::int64_t chunk_id = 0;
@@ -315,10 +321,12 @@ public:
   /// first (ties by chunk id), among the files `accept` takes (all when empty). One scan of the
   /// per-file code rows; codes of another length than `code` are ignored.
   /// An index of at least 200,000 chunks keeps its codes in partitions (update_partitions):
-  /// an unfiltered search then reads the nearest partitions holding about a quarter of the
-  /// codes, and the codes of files changed since the partitions were made.
+  /// there an unfiltered scan for CodeScan::nearest_partitions reads the nearest partitions
+  /// holding about a quarter of the codes, and the codes of files changed since the
+  /// partitions were made.
   std::vector<CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
-                                     const FileFilter& accept = {}) const;
+                                     const FileFilter& accept = {},
+                                     CodeScan scan = CodeScan::every_code) const;
   /// Partitions the codes when the index has at least the set number of chunks (by the
   /// largest chunk id) and has none, or when more than a tenth of the files or partitioned
   /// codes changed since they were made; drops them from an index that shrank below it. One

@@ -59,6 +59,7 @@ void read_everything(const std::string& path) {
   for (int dims : {64, 256}) {
     const std::vector<std::uint8_t> code(static_cast<std::size_t>(dims / 8), 0x5a);
     (void)index.nearest_codes(code, 50);
+    (void)index.nearest_codes(code, 50, {}, store::CodeScan::nearest_partitions);
     (void)index.vectors_by_id(ids, dims);
   }
   (void)index.pending_chunks(0, 16);
