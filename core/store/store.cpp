@@ -265,6 +265,22 @@ std::string fts_doc(std::string_view doc, std::string_view signature) {
 }
 
 // The first column of the first row of a one-value query (a PRAGMA, a count).
+// Steps `rows` (chunk ids and codes, its first two columns) and gives `f` the ids, codes and
+// count of each row the scan reads: codes of one length, the first such row's (`bytes`, set
+// by that row when 0). Rows of another length, or with no chunk, are left out.
+template <typename F>
+void each_code_row(sqlite::Query& rows, std::size_t& bytes, F&& f) {
+  while (rows.step()) {
+    const auto ids = rows.column_blob(0);
+    const auto codes = rows.column_blob(1);
+    const std::size_t count = ids.size() / sizeof(std::int64_t);
+    if (count == 0 || codes.size() % count != 0) continue;
+    if (bytes == 0) bytes = codes.size() / count;
+    if (codes.size() != count * bytes) continue;
+    f(ids.data(), codes.data(), count);
+  }
+}
+
 std::int64_t query_int(sqlite::Database& db, const char* sql) {
   auto query = db.query(sql);
   return query.step() ? query.column_int64(0) : 0;
@@ -432,17 +448,11 @@ struct Store::Impl {
         "SELECT chunk_ids, codes FROM vector_codes WHERE file_id >= ?1 AND file_id < ?2"
         " ORDER BY file_id");
     rows.bind(1, block * k_code_block_files).bind(2, (block + 1) * k_code_block_files);
-    while (rows.step()) {
-      const auto row_ids = rows.column_blob(0);
-      const auto row_codes = rows.column_blob(1);
-      const std::size_t count = row_ids.size() / sizeof(std::int64_t);
-      // Rows the scan of vector_codes would skip are left out here too.
-      if (count == 0 || row_codes.size() % count != 0) continue;
-      if (bytes == 0) bytes = row_codes.size() / count;
-      if (row_codes.size() != count * bytes) continue;
-      ids.insert(ids.end(), row_ids.begin(), row_ids.begin() + static_cast<std::ptrdiff_t>(count * sizeof(std::int64_t)));
-      codes.insert(codes.end(), row_codes.begin(), row_codes.end());
-    }
+    // Rows the scan of vector_codes would skip are left out here too.
+    each_code_row(rows, bytes, [&](const std::uint8_t* row_ids, const std::uint8_t* row_codes, std::size_t count) {
+      ids.insert(ids.end(), row_ids, row_ids + count * sizeof(std::int64_t));
+      codes.insert(codes.end(), row_codes, row_codes + count * bytes);
+    });
     if (ids.empty()) {
       m_db.query("DELETE FROM vector_code_blocks WHERE block = ?1").bind(1, block).run();
       return;
@@ -1497,15 +1507,7 @@ bool Store::Impl::build_partitions() {
   std::size_t bytes = 0;
   const auto each_block = [&](auto&& f) {
     auto rows = m_db.query("SELECT chunk_ids, codes FROM vector_code_blocks ORDER BY block");
-    while (rows.step()) {
-      const auto ids = rows.column_blob(0);
-      const auto codes = rows.column_blob(1);
-      const std::size_t count = ids.size() / sizeof(std::int64_t);
-      if (count == 0 || codes.size() % count != 0) continue;
-      if (bytes == 0) bytes = codes.size() / count;
-      if (codes.size() != count * bytes) continue;
-      f(ids.data(), codes.data(), count);
-    }
+    each_code_row(rows, bytes, f);
   };
   clear_partitions();
   std::size_t total = 0;
@@ -1607,18 +1609,15 @@ bool Store::Impl::scan_partitions(std::span<const std::uint8_t> code, Nearest& n
     while (rows.step()) dead.insert(rows.column_int64(0));
   }
   const auto scan_rows = [&](sqlite::Query& rows, bool skip_dead) {
-    while (rows.step()) {
-      const auto ids = rows.column_blob(0);
-      const auto codes = rows.column_blob(1);
-      const std::size_t count = ids.size() / sizeof(std::int64_t);
-      if (count == 0 || codes.size() != count * bytes) continue;
-      nearest.scan(ids.data(), codes.data(), count, [&](std::size_t i) {
+    std::size_t row_bytes = bytes;  // the query's: other lengths are left out
+    each_code_row(rows, row_bytes, [&](const std::uint8_t* ids, const std::uint8_t* codes, std::size_t count) {
+      nearest.scan(ids, codes, count, [&](std::size_t i) {
         if (!skip_dead || dead.empty()) return false;
         std::int64_t id = 0;
-        std::memcpy(&id, ids.data() + i * sizeof id, sizeof id);
+        std::memcpy(&id, ids + i * sizeof id, sizeof id);
         return dead.contains(id);
       });
-    }
+    });
   };
   double seen = 0;
   for (const std::uint32_t p : partitions_by_distance(centroids, code.data(), bytes)) {

@@ -45,6 +45,44 @@ types::Chunk make_chunk(const std::string& symbol, int line) {
 
 using kasava::test::open_store;
 
+// Stores src/F.py (blob `blob`) with 1 + F % 5 chunks of random vectors of `dims`
+// dimensions; the second chunk of every fourth file waits for its vector (pending).
+void put_numbered_file(store::Store& store, std::mt19937& random, int dims, int f, const std::string& blob) {
+  std::vector<types::Chunk> chunks;
+  std::vector<store::QuantizedVector> vectors;
+  for (int c = 0; c < 1 + f % 5; ++c) {
+    chunks.push_back(make_chunk(std::string(1, 'f') += std::to_string(c), 1 + 3 * c));
+    vectors.push_back(c == 1 && f % 4 == 0 ? store::QuantizedVector{}
+                                           : store::quantize(random_unit_vector(random, dims)));
+  }
+  std::string file = "src/";
+  file += std::to_string(f);
+  file += ".py";
+  store.put_file({file, blob, "python", 10, ""}, chunks, vectors);
+}
+
+// Writes both code-scan tests check the scans after: src/3.py and src/300.py replaced and
+// src/599.py removed in a transaction, src/257.py replaced and src/1.py removed outside one.
+void replace_and_remove_files(store::Store& store, std::mt19937& random, int dims) {
+  store.begin();
+  put_numbered_file(store, random, dims, 3, "b");
+  put_numbered_file(store, random, dims, 300, "b");
+  store.remove_file("src/599.py");
+  store.commit();
+  put_numbered_file(store, random, dims, 257, "c");
+  store.remove_file("src/1.py");
+}
+
+// Gives every chunk waiting for its vector one; how many there were.
+std::size_t add_pending_vectors(store::Store& store, std::mt19937& random, int dims) {
+  std::vector<std::int64_t> pending;
+  for (const auto& chunk : store.pending_chunks(0, 1000)) pending.push_back(chunk.id);
+  std::vector<store::QuantizedVector> late;
+  for (std::size_t i = 0; i < pending.size(); ++i) late.push_back(store::quantize(random_unit_vector(random, dims)));
+  store.put_vectors(pending, late);
+  return pending.size();
+}
+
 } // namespace
 
 TEST_CASE("store::quantize reconstructs every value within half a step") {
@@ -348,20 +386,7 @@ TEST_CASE("store::Store::nearest_codes over code blocks equals the per-file rows
   constexpr int dims = 64;
   std::mt19937 random(11);
   // 600 files: three blocks of 256 file ids. Some chunks wait for their vectors (pending).
-  std::vector<std::int64_t> pending;
-  auto put = [&](int f, const std::string& blob) {
-    std::vector<types::Chunk> chunks;
-    std::vector<store::QuantizedVector> vectors;
-    for (int c = 0; c < 1 + f % 5; ++c) {
-      chunks.push_back(make_chunk(std::string(1, 'f') += std::to_string(c), 1 + 3 * c));
-      vectors.push_back(c == 1 && f % 4 == 0 ? store::QuantizedVector{}
-                                             : store::quantize(random_unit_vector(random, dims)));
-    }
-    std::string file = "src/";
-    file += std::to_string(f);
-    file += ".py";
-    store->put_file({file, blob, "python", 10, ""}, chunks, vectors);
-  };
+  auto put = [&](int f, const std::string& blob) { put_numbered_file(*store, random, dims, f, blob); };
   store->begin();
   for (int f = 0; f < 600; ++f) put(f, "a");
   store->commit();
@@ -382,18 +407,8 @@ TEST_CASE("store::Store::nearest_codes over code blocks equals the per-file rows
   CHECK(test::run("sqlite3 '" + path + "' 'SELECT count(*) FROM vector_code_blocks'") == "3");
 
   // Replaced and removed files, in a transaction and outside one; pending vectors added.
-  store->begin();
-  put(3, "b");
-  put(300, "b");
-  store->remove_file("src/599.py");
-  store->commit();
-  put(257, "c");
-  store->remove_file("src/1.py");
-  for (const auto& chunk : store->pending_chunks(0, 1000)) pending.push_back(chunk.id);
-  REQUIRE_FALSE(pending.empty());
-  std::vector<store::QuantizedVector> late;
-  for (std::size_t i = 0; i < pending.size(); ++i) late.push_back(store::quantize(random_unit_vector(random, dims)));
-  store->put_vectors(pending, late);
+  replace_and_remove_files(*store, random, dims);
+  REQUIRE(add_pending_vectors(*store, random, dims) > 0);
   CHECK(check_same() > first);
   // A rolled-back transaction leaves the blocks as they were.
   store->begin();
@@ -423,16 +438,7 @@ TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when
   auto store = open_store(path);
   constexpr int dims = 64;
   std::mt19937 random(23);
-  auto put = [&](int f, const std::string& blob) {
-    std::vector<types::Chunk> chunks;
-    std::vector<store::QuantizedVector> vectors;
-    for (int c = 0; c < 1 + f % 5; ++c) {
-      chunks.push_back(make_chunk(std::string(1, 'g') += std::to_string(c), 1 + 3 * c));
-      vectors.push_back(c == 1 && f % 4 == 0 ? store::QuantizedVector{}
-                                             : store::quantize(random_unit_vector(random, dims)));
-    }
-    store->put_file({"src/" + std::to_string(f) + ".py", blob, "python", 10, ""}, chunks, vectors);
-  };
+  auto put = [&](int f, const std::string& blob) { put_numbered_file(*store, random, dims, f, blob); };
   const auto count = [&](const std::string& sql) { return test::run("sqlite3 '" + path + "' '" + sql + "'"); };
   store->begin();
   for (int f = 0; f < 600; ++f) put(f, "a");
@@ -468,25 +474,14 @@ TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when
 
   // Replaced and removed files, in a transaction and outside one, and pending vectors added:
   // the partitions stay as they are and the changes are read beside them.
-  store->begin();
-  put(3, "b");
-  put(300, "b");
-  store->remove_file("src/599.py");
-  store->commit();
-  put(257, "c");
-  store->remove_file("src/1.py");
+  replace_and_remove_files(*store, random, dims);
   store->update_partitions();  // fewer than a tenth changed: kept
   // Each replaced file is two changes (its old file id and its new one), a removed one one.
   CHECK(count("SELECT count(*) FROM vector_partition_changes") == "8");
   CHECK(count("SELECT count(*) FROM vector_partition_dead") != "0");
   check_same(*store);
   // Vectors that were pending join their files' rows (150 files: partitioned again later).
-  std::vector<std::int64_t> pending;
-  for (const auto& chunk : store->pending_chunks(0, 1000)) pending.push_back(chunk.id);
-  REQUIRE_FALSE(pending.empty());
-  std::vector<store::QuantizedVector> late;
-  for (std::size_t i = 0; i < pending.size(); ++i) late.push_back(store::quantize(random_unit_vector(random, dims)));
-  store->put_vectors(pending, late);
+  REQUIRE(add_pending_vectors(*store, random, dims) > 0);
   CHECK(check_same(*store) > first);
   {
     auto reader = open_store(path, store::OpenMode::read_only);
