@@ -385,3 +385,30 @@ TEST_CASE("search::search hybrid prefers the file whose commits speak of what is
   CHECK(hits[0].record.path == "b/beta.py");
   CHECK(hits[1].record.path == "a/alpha.py");
 }
+
+TEST_CASE("search::search hybrid reads the nearest partitions of the codes, semantic mode every code") {
+  Fixture f;
+  f.stamp();
+  f.fill(20);
+  f.put("net/client.py", "python",
+        {make_chunk("download_file", 1, "def download_file(url):\n    # network file download\n")});
+  // Partitioned, and a partitioned scan reading none of them: what it finds comes from the
+  // files written since.
+  f.store->set_partitioning(1, 0.0);
+  f.store->update_partitions();
+  FakeEmbedder embedder;
+  search::SearchOptions options;
+  options.query = "fetch remote resource";  // no word in common with download_file
+  options.mode = search::Mode::hybrid;
+  CHECK(search::search(*f.store, options, &embedder)->empty());
+  options.mode = search::Mode::semantic;
+  auto hits = search::search(*f.store, options, &embedder).value();
+  REQUIRE_FALSE(hits.empty());
+  CHECK(hits[0].record.chunk.symbol == "download_file");
+
+  f.put("net/fetch.py", "python",
+        {make_chunk("download_page", 1, "def download_page(url):\n    # network page download\n")});
+  options.mode = search::Mode::hybrid;
+  hits = search::search(*f.store, options, &embedder).value();
+  CHECK(symbols(hits) == std::vector<std::string>{"download_page"});
+}
