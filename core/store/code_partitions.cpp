@@ -16,14 +16,10 @@ namespace {
 // that probes several partitions does not need the last percent of their quality.
 constexpr int k_training_rounds = 8;
 
-// The nearest of `k` centroids to `code`, using `distances` (k entries) as scratch.
+// The nearest of `k` centroids to `code`.
 std::uint32_t nearest_centroid(const std::vector<std::uint8_t>& centroids, std::size_t k,
-                               const std::uint8_t* code, std::size_t bytes,
-                               std::vector<std::uint16_t>& distances) {
-  hamming_distances(centroids.data(), k, code, bytes, distances.data());
-  return static_cast<std::uint32_t>(std::min_element(distances.begin(), distances.begin() +
-                                                     static_cast<std::ptrdiff_t>(k)) -
-                                    distances.begin());
+                               const std::uint8_t* code, std::size_t bytes) {
+  return static_cast<std::uint32_t>(nearest_code(centroids.data(), k, code, bytes));
 }
 
 } // namespace
@@ -43,14 +39,13 @@ std::vector<std::uint8_t> train_centroids(const std::uint8_t* sample, std::size_
     std::copy_n(sample + from * bytes, bytes, centroids.begin() + static_cast<std::ptrdiff_t>(p * bytes));
   }
   const std::size_t bits = bytes * 8;
-  std::vector<std::uint16_t> distances(partitions);
   std::vector<std::uint32_t> members(partitions);
   std::vector<std::uint32_t> ones(partitions * bits);
   std::vector<std::uint32_t> assignment(count, 0);
   for (int round = 0; round < k_training_rounds; ++round) {
     bool moved = round == 0;
     for (std::size_t i = 0; i < count; ++i) {
-      const std::uint32_t nearest = nearest_centroid(centroids, partitions, sample + i * bytes, bytes, distances);
+      const std::uint32_t nearest = nearest_centroid(centroids, partitions, sample + i * bytes, bytes);
       moved = moved || nearest != assignment[i];
       assignment[i] = nearest;
     }
@@ -89,10 +84,7 @@ std::vector<std::uint32_t> assign_partitions(const std::uint8_t* codes, std::siz
   if (bytes == 0 || centroids.size() < bytes) return assignment;
   const std::size_t k = centroids.size() / bytes;
   const auto assign = [&](std::size_t from, std::size_t to) {
-    std::vector<std::uint16_t> distances(k);
-    for (std::size_t i = from; i < to; ++i) {
-      assignment[i] = nearest_centroid(centroids, k, codes + i * bytes, bytes, distances);
-    }
+    for (std::size_t i = from; i < to; ++i) assignment[i] = nearest_centroid(centroids, k, codes + i * bytes, bytes);
   };
   // The kernel's 1.44M codes against 1,200 centroids: about 5 s of CPU, shared by the cores
   // when there is enough of it to be worth a thread.

@@ -43,7 +43,9 @@
 // codes row was written or deleted since (the scan reads their rows of `vector_codes` too),
 // and `vector_partition_dead` the chunk ids those rows held before (the scan skips them in
 // the partitions). When either passes a tenth of what was partitioned, the partitions are
-// made again.
+// made again. A partitioned index keeps no blocks: the partitions hold every code, and a
+// scan of them all is the full scan; dropping the partitions (an index that shrank) builds
+// the blocks again.
 // A chunk of an index with a model whose embedding failed (a remote model's service) has a
 // `pending_vectors` row instead of a vector; the next run embeds it again and put_vectors
 // adds its vector and its code to its file's row. So every chunk has exactly one of a vector
@@ -182,6 +184,8 @@ constexpr double k_probe_share = 1.0 / 4;
 // Codes per training sample per partition: enough for a majority per bit, and training
 // stays well under the assignment of every code.
 constexpr std::size_t k_training_codes_per_partition = 32;
+// Codes given to the assignment at once (on every core; 2 MB at 256 dimensions).
+constexpr std::size_t k_assignment_batch_codes = 65536;
 // Bytes of partition rows built at once when partitioning (the rest is read again).
 constexpr std::size_t k_partition_build_bytes = 16u << 20;
 constexpr const char* k_insert_pack_sql = "INSERT INTO text_packs(data) VALUES(?1)";
@@ -379,7 +383,18 @@ struct Store::Impl {
   // Blocks of vector_code_blocks whose files' codes changed in this transaction.
   std::set<std::int64_t> m_dirty_code_blocks;
 
-  void codes_changed(std::int64_t file_id) { m_dirty_code_blocks.insert(file_id / k_code_block_files); }
+  // A partitioned index has no blocks: the partitions replace them (see the top of the file).
+  void codes_changed(std::int64_t file_id) {
+    if (!m_partitioned) m_dirty_code_blocks.insert(file_id / k_code_block_files);
+  }
+
+  // The blocks of every file's codes, built again (when the partitions are dropped).
+  void rebuild_all_code_blocks() {
+    m_db.exec("DELETE FROM vector_code_blocks");
+    auto files = m_db.query("SELECT file_id FROM vector_codes");
+    while (files.step()) m_dirty_code_blocks.insert(files.column_int64(0) / k_code_block_files);
+    flush_code_blocks();
+  }
 
   // Whether the codes are partitioned (vector_centroids has rows), and the settings of
   // set_partitioning.
@@ -417,14 +432,15 @@ struct Store::Impl {
         " DELETE FROM meta WHERE key IN ('partitioned_files', 'partitioned_chunks')");
   }
 
-  // Partitions every code of vector_code_blocks anew (see the top of the file), in the open
-  // transaction; false (and no partitions) when there are fewer codes than the threshold.
+  // Partitions every code anew (see the top of the file) and empties the blocks, in the open
+  // transaction; false (and nothing changed) when there are fewer codes than the threshold.
   bool build_partitions();
 
-  // The partitioned scan of nearest_codes; false (nothing scanned) when the codes are not
+  // The partitioned scan of nearest_codes, reading the nearest partitions that hold `share`
+  // of the codes (all of them from 1); false (nothing scanned) when the codes are not
   // partitioned, or their centroids are not of the query's length.
   template <typename Nearest>
-  bool scan_partitions(std::span<const std::uint8_t> code, Nearest& nearest);
+  bool scan_partitions(std::span<const std::uint8_t> code, double share, Nearest& nearest);
 
   // A count kept in meta; 0 when absent or not a number.
   std::int64_t meta_count(std::string_view key) {
@@ -1503,17 +1519,18 @@ private:
 }  // namespace
 
 bool Store::Impl::build_partitions() {
-  // The blocks in order, each usable one given to `f` (the scan's rules: see nearest_codes).
+  // The files' rows of codes in order, each usable one given to `f` (the scan's rules). Not
+  // the blocks: a partitioned index has none.
   std::size_t bytes = 0;
   const auto each_block = [&](auto&& f) {
-    auto rows = m_db.query("SELECT chunk_ids, codes FROM vector_code_blocks ORDER BY block");
+    auto rows = m_db.query("SELECT chunk_ids, codes FROM vector_codes ORDER BY file_id");
     each_code_row(rows, bytes, f);
   };
-  clear_partitions();
   std::size_t total = 0;
   each_block([&](const std::uint8_t*, const std::uint8_t*, std::size_t count) { total += count; });
   // The largest chunk id overstates an index that changed a lot: the codes decide.
   if (total == 0 || static_cast<std::int64_t>(total) < m_partition_min_chunks) return false;
+  clear_partitions();
 
   const int k = partition_count(total);
   const std::size_t wanted = static_cast<std::size_t>(k) * k_training_codes_per_partition;
@@ -1529,12 +1546,20 @@ bool Store::Impl::build_partitions() {
   });
   const std::vector<std::uint8_t> centroids = train_centroids(sample.data(), sample.size() / bytes, bytes, k);
 
+  // Assigned a batch of rows at a time: a file's row is too few codes to share among threads.
   std::vector<std::uint32_t> assignment;
   assignment.reserve(total);
-  each_block([&](const std::uint8_t*, const std::uint8_t* codes, std::size_t count) {
-    const auto part = assign_partitions(codes, count, centroids, bytes);
+  std::vector<std::uint8_t> batch;
+  const auto assign_batch = [&] {
+    const auto part = assign_partitions(batch.data(), batch.size() / bytes, centroids, bytes);
     assignment.insert(assignment.end(), part.begin(), part.end());
+    batch.clear();
+  };
+  each_block([&](const std::uint8_t*, const std::uint8_t* codes, std::size_t count) {
+    batch.insert(batch.end(), codes, codes + count * bytes);
+    if (batch.size() >= k_assignment_batch_codes * bytes) assign_batch();
   });
+  if (!batch.empty()) assign_batch();
   std::vector<std::int64_t> sizes(static_cast<std::size_t>(k), 0);
   for (const std::uint32_t p : assignment) ++sizes[p];
   for (std::size_t p = 0; p < sizes.size(); ++p) {
@@ -1579,11 +1604,13 @@ bool Store::Impl::build_partitions() {
   }
   write_meta("partitioned_files", std::to_string(query_int(m_db, "SELECT count(*) FROM vector_codes")));
   write_meta("partitioned_chunks", std::to_string(total));
+  m_db.exec("DELETE FROM vector_code_blocks");
+  m_dirty_code_blocks.clear();
   return true;
 }
 
 template <typename Nearest>
-bool Store::Impl::scan_partitions(std::span<const std::uint8_t> code, Nearest& nearest) {
+bool Store::Impl::scan_partitions(std::span<const std::uint8_t> code, double share, Nearest& nearest) {
   if (!m_db.has_table("vector_centroids")) return false;
   const std::size_t bytes = code.size();
   std::vector<std::uint8_t> centroids;
@@ -1602,7 +1629,8 @@ bool Store::Impl::scan_partitions(std::span<const std::uint8_t> code, Nearest& n
   if (sizes.empty()) return false;
   double total = 0;
   for (const std::int64_t size : sizes) total += static_cast<double>(size);
-  const double wanted = std::ceil(total * m_probe_share);
+  const bool every = share >= 1.0;
+  const double wanted = std::ceil(total * share);
   std::unordered_set<std::int64_t> dead;
   {
     auto rows = m_db.query("SELECT chunk_id FROM vector_partition_dead");
@@ -1621,7 +1649,7 @@ bool Store::Impl::scan_partitions(std::span<const std::uint8_t> code, Nearest& n
   };
   double seen = 0;
   for (const std::uint32_t p : partitions_by_distance(centroids, code.data(), bytes)) {
-    if (seen >= wanted) break;
+    if (!every && seen >= wanted) break;
     seen += static_cast<double>(sizes[p]);
     auto rows = m_db.query("SELECT chunk_ids, codes FROM vector_partitions WHERE partition = ?1");
     rows.bind(1, static_cast<std::int64_t>(p));
@@ -1641,9 +1669,8 @@ std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, in
     if (limit <= 0 || code.empty()) return nearest.take();
     const std::size_t bytes = code.size();
     auto& db = m_impl->m_db;
-    if (!accept && scan == CodeScan::nearest_partitions && m_impl->scan_partitions(code, nearest)) {
-      return nearest.take();
-    }
+    const double share = scan == CodeScan::nearest_partitions ? m_impl->m_probe_share : 1.0;
+    if (!accept && m_impl->scan_partitions(code, share, nearest)) return nearest.take();
     if (!accept && db.has_table("vector_code_blocks")) {
       auto blocks = db.query("SELECT chunk_ids, codes FROM vector_code_blocks");
       while (blocks.step()) {
@@ -1683,11 +1710,17 @@ void Store::update_partitions() {
     Impl& impl = *m_impl;
     if (!impl.m_db.has_table("vector_centroids")) return;
     const std::int64_t chunks = query_int(impl.m_db, "SELECT coalesce(max(id), 0) FROM chunks");
-    if (chunks < impl.m_partition_min_chunks) {
-      if (impl.m_partitioned) impl.in_write_transaction([&] { impl.clear_partitions(); });
+    const auto drop = [&] {
+      if (impl.m_partitioned) {
+        impl.in_write_transaction([&] {
+          impl.clear_partitions();
+          impl.m_partitioned = false;  // so that the blocks are built
+          impl.rebuild_all_code_blocks();
+        });
+      }
       impl.m_partitioned = false;
-      return;
-    }
+    };
+    if (chunks < impl.m_partition_min_chunks) return drop();
     if (impl.m_partitioned) {
       const std::int64_t changed = query_int(impl.m_db, "SELECT count(*) FROM vector_partition_changes");
       const std::int64_t dead = query_int(impl.m_db, "SELECT count(*) FROM vector_partition_dead");
@@ -1698,7 +1731,14 @@ void Store::update_partitions() {
     }
     bool partitioned = false;
     impl.in_write_transaction([&] { partitioned = impl.build_partitions(); });
-    impl.m_partitioned = partitioned;
+    if (partitioned) {
+      impl.m_partitioned = true;
+      // Give the blocks' pages back to the file system (58 MB on the kernel), as optimize()
+      // does after a first index.
+      impl.m_db.exec("PRAGMA incremental_vacuum");
+    } else {
+      drop();
+    }
   });
 }
 

@@ -15,7 +15,8 @@
 // damaged pack, a place outside it) calls for a rebuild, and so does a pack no chunk refers
 // to (space nothing would ever free). A chunk length kept for ranking that differs from
 // FTS5's own (chunk_lengths.hpp) is repaired by re-indexing its file. A block of vector codes
-// (schema 7) that is not its files' rows back to back is repaired by re-indexing those files.
+// (schema 7) that is not its files' rows back to back is repaired by re-indexing those files
+// (a partitioned index has none).
 // The partitions of the codes (schema 8) must hold the current code of every chunk of a file
 // not listed as changed since they were made, once, and nothing else but dead ids: a file
 // whose chunks they get wrong is re-indexed (which lists it as changed), an entry of no
@@ -242,6 +243,11 @@ void check_tables(sqlite::Database& db, IndexCheck& check) {
 // its files (which rebuilds it), one with no file of codes calls for a rebuild.
 void check_code_blocks(sqlite::Database& db, IndexCheck& check, std::set<std::string>& inconsistent) {
   if (!db.has_table("vector_code_blocks")) return;
+  // A partitioned index keeps no blocks (check_code_partitions checks what replaces them).
+  if (db.has_table("vector_centroids") &&
+      count(db, "SELECT count(*) FROM (SELECT 1 FROM vector_centroids LIMIT 1)") != 0) {
+    return;
+  }
   constexpr std::int64_t files_per_block = 256;  // store.cpp's k_code_block_files
   struct Block {
     std::vector<std::uint8_t> ids, codes;

@@ -201,7 +201,15 @@ TEST_CASE("store::hamming_distances equals a bit-by-bit count") {
       CHECK(distances[c] == expected);
       CHECK(store::hamming_distance(codes.data() + c * bytes, query.data(), bytes) == expected);
     }
+    // nearest_code: the first of the smallest distances.
+    const auto smallest = std::min_element(distances.begin(), distances.end());
+    CHECK(store::nearest_code(codes.data(), count, query.data(), bytes) ==
+          static_cast<std::size_t>(smallest - distances.begin()));
+    std::copy_n(query.begin(), bytes, codes.begin() + static_cast<std::ptrdiff_t>(30 * bytes));  // distance 0 at 30
+    std::copy_n(query.begin(), bytes, codes.begin() + static_cast<std::ptrdiff_t>(40 * bytes));  // and at 40
+    CHECK(store::nearest_code(codes.data(), count, query.data(), bytes) == 30);
   }
+  CHECK(store::nearest_code(nullptr, 0, nullptr, 8) == 0);
 }
 
 TEST_CASE("store::Store vectors round trip, Hamming top-k equals brute force, filters apply") {
@@ -456,16 +464,19 @@ TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when
   CHECK(count("SELECT count(*) FROM vector_centroids") ==
         std::to_string(store::partition_count(std::stoul(count("SELECT count(*) FROM vectors")))));
   CHECK(count("SELECT sum(size) FROM vector_centroids") == count("SELECT count(*) FROM vectors"));
+  CHECK(count("SELECT count(*) FROM vector_code_blocks") == "0");  // the partitions replace them
 
   const auto code = store::binary_code(random_unit_vector(random, dims));
   const auto accept_all = [](std::string_view, std::string_view) { return true; };
   auto check_same = [&](store::Store& reader) {
-    const auto partitioned = reader.nearest_codes(code, 100000, {}, store::CodeScan::nearest_partitions);
     const auto rows = reader.nearest_codes(code, 100000, accept_all);  // every per-file row
-    REQUIRE(partitioned.size() == rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      CHECK(partitioned[i].chunk_id == rows[i].chunk_id);
-      CHECK(partitioned[i].distance == rows[i].distance);
+    for (const auto scan : {store::CodeScan::nearest_partitions, store::CodeScan::every_code}) {
+      const auto partitioned = reader.nearest_codes(code, 100000, {}, scan);
+      REQUIRE(partitioned.size() == rows.size());
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        CHECK(partitioned[i].chunk_id == rows[i].chunk_id);
+        CHECK(partitioned[i].distance == rows[i].distance);
+      }
     }
     return rows.size();
   };
@@ -521,7 +532,15 @@ TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when
   store->update_partitions();
   CHECK(count("SELECT count(*) FROM vector_centroids") == "0");
   CHECK(count("SELECT count(*) FROM vector_partitions") == "0");
+  CHECK(count("SELECT count(*) FROM vector_code_blocks") == "3");  // built again
   check_same(*store);
+  put(5, "e");  // and kept again
+  check_same(*store);
+  {
+    auto check = store::check_index(path);
+    REQUIRE(check);
+    CHECK(check->inconsistent_paths.empty());
+  }
   store.reset();
 
   // A schema 7 index gets the tables, empty, when opened to write.
