@@ -95,11 +95,13 @@ int hamming_distance(const std::uint8_t* a, const std::uint8_t* b, std::size_t b
   return distance;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-__attribute__((target_clones("popcnt", "default")))
-#endif
-void hamming_distances(const std::uint8_t* codes, std::size_t count, const std::uint8_t* query,
-                       std::size_t bytes, std::uint16_t* out) {
+namespace {
+
+// Gives `f` each code's index and Hamming distance to `query`. Inlined into each clone of its
+// callers, so the popcounts are compiled for that clone's instructions.
+template <typename F>
+[[gnu::always_inline]] inline void each_distance(const std::uint8_t* codes, std::size_t count,
+                                                 const std::uint8_t* query, std::size_t bytes, F&& f) {
   const std::size_t words = bytes / 8;
   if (bytes % 8 == 0 && words <= 8) {
     // The common case (64 to 512 dimensions): the query's words stay in registers.
@@ -111,15 +113,26 @@ void hamming_distances(const std::uint8_t* codes, std::size_t count, const std::
       for (std::size_t w = 0; w < words; ++w) {
         distance += __builtin_popcountll(load_word(code + 8 * w) ^ q[w]);
       }
-      out[c] = static_cast<std::uint16_t>(distance);
+      f(c, distance);
     }
     return;
   }
-  for (std::size_t c = 0; c < count; ++c) {
-    out[c] = static_cast<std::uint16_t>(hamming_distance(codes + c * bytes, query, bytes));
-  }
+  for (std::size_t c = 0; c < count; ++c) f(c, hamming_distance(codes + c * bytes, query, bytes));
 }
 
+} // namespace
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+void hamming_distances(const std::uint8_t* codes, std::size_t count, const std::uint8_t* query,
+                       std::size_t bytes, std::uint16_t* out) {
+  each_distance(codes, count, query, bytes,
+                [out](std::size_t c, int distance) { out[c] = static_cast<std::uint16_t>(distance); });
+}
+
+// Partitioning the kernel's codes asks this 1.44M times of 1,200 centroids: the minimum is
+// kept as it goes, not found in the distances afterwards.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 __attribute__((target_clones("popcnt", "default")))
 #endif
@@ -128,30 +141,12 @@ std::size_t nearest_code(const std::uint8_t* codes, std::size_t count, const std
   std::size_t best = 0;
   if (count == 0) return best;
   int best_distance = std::numeric_limits<int>::max();
-  const std::size_t words = bytes / 8;
-  if (bytes % 8 == 0 && words <= 8) {
-    // As in hamming_distances, with the minimum kept as it goes: partitioning the kernel's
-    // codes asks this 1.44M times of 1,200 centroids.
-    std::uint64_t q[8] = {};
-    for (std::size_t w = 0; w < words; ++w) q[w] = load_word(query + 8 * w);
-    for (std::size_t c = 0; c < count; ++c) {
-      const std::uint8_t* code = codes + c * bytes;
-      int distance = 0;
-      for (std::size_t w = 0; w < words; ++w) distance += __builtin_popcountll(load_word(code + 8 * w) ^ q[w]);
-      if (distance < best_distance) {
-        best_distance = distance;
-        best = c;
-      }
-    }
-    return best;
-  }
-  for (std::size_t c = 0; c < count; ++c) {
-    const int distance = hamming_distance(codes + c * bytes, query, bytes);
+  each_distance(codes, count, query, bytes, [&](std::size_t c, int distance) {
     if (distance < best_distance) {
       best_distance = distance;
       best = c;
     }
-  }
+  });
   return best;
 }
 
