@@ -238,7 +238,7 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
   return matches;
 }
 
-std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<ChunkKey>& keys, bool vectors) {
+std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<ChunkKey>& keys) {
   if (keys.empty()) return {};
   std::vector<std::string> blobs, ordinals;
   for (const ChunkKey& key : keys) {
@@ -246,12 +246,10 @@ std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<Chunk
     ordinals.push_back(std::to_string(key.ordinal));
   }
   const std::string sql =
-      std::string("SELECT encode(c.blob_id, 'hex'), c.ordinal, c.kind, c.symbol, c.parent, c.signature, c.doc, "
-                  "c.start_line, c.end_line, ") +
-      (vectors ? "encode(c.vector, 'hex') " : "'' ") +
+      "SELECT encode(c.blob_id, 'hex'), c.ordinal, c.kind, c.symbol, c.parent, c.signature, c.doc, "
+      "c.start_line, c.end_line, coalesce(encode(c.vector, 'hex'), '') "
       "FROM unnest($2::text[], $3::int[]) AS k(b, o) "
-      "JOIN chunks c ON c.model_id = $1 AND c.blob_id = decode(k.b, 'hex') AND c.ordinal = k.o" +
-      (vectors ? " WHERE c.vector IS NOT NULL" : "");
+      "JOIN chunks c ON c.model_id = $1 AND c.blob_id = decode(k.b, 'hex') AND c.ordinal = k.o";
   const Rows rows = m_connection->exec(sql, {Param::text(std::to_string(model)), Param::text(text_array(blobs)),
                                              Param::text(text_array(ordinals))});
   std::vector<ChunkRow> result;
@@ -266,7 +264,7 @@ std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<Chunk
     chunk.chunk.doc = row[6];
     chunk.chunk.start_line = static_cast<int>(number(row[7]));
     chunk.chunk.end_line = static_cast<int>(number(row[8]));
-    if (vectors) chunk.vector = from_hex(row[9]).value_or("");
+    chunk.vector = from_hex(row[9]).value_or("");
     result.push_back(std::move(chunk));
   }
   return result;

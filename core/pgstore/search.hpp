@@ -77,7 +77,7 @@ struct Holder {
 struct ChunkRow {
   ChunkKey key;
   types::Chunk chunk;  ///< text empty
-  std::string vector;  ///< Reader::vectors only: pack_values' bytes
+  std::string vector;  ///< pack_values' bytes; empty when the chunk has no vector
 };
 
 class Reader {
@@ -105,8 +105,9 @@ public:
   /// distance, nearest first; `language` non-empty: only files of that language.
   std::vector<CodeMatch> nearest_codes(std::int16_t model, const std::vector<std::int64_t>& refs,
                                        const std::string& code, int limit, const std::string& language);
-  /// The chunks' fields; with `vectors`, their stored vectors too (chunks without are left out).
-  std::vector<ChunkRow> chunks(std::int16_t model, const std::vector<ChunkKey>& keys, bool vectors);
+  /// The chunks' fields and stored vectors (empty for a chunk without one), in one statement:
+  /// a search needs both of most candidates.
+  std::vector<ChunkRow> chunks(std::int16_t model, const std::vector<ChunkKey>& keys);
   /// Who holds these blobs among the refs, by blob, then ref id and path.
   std::vector<Holder> holders(const std::vector<std::int64_t>& refs, const std::vector<std::string>& blobs);
   /// The blobs' texts, decompressed (blob → text); a damaged one is an error naming it.

@@ -117,6 +117,25 @@ struct StoreSource::State {
     if (!refs.empty()) model_id = reader.model_id(refs.front().model);
   }
 
+  // The chunks' fields and vectors read so far in this search: hybrid search asks for the
+  // vectors of the semantic candidates and then the fields of all, the fields of the lexical
+  // ones and then their vectors, and last the fields of the results; each chunk is read once.
+  std::map<pgstore::ChunkKey, pgstore::ChunkRow> rows;
+
+  // Reads the rows of the keys not yet read, in one statement; a key the store lacks (a
+  // chunk removed meanwhile) stays absent.
+  void load_rows(const std::vector<pgstore::ChunkKey>& keys) {
+    std::vector<pgstore::ChunkKey> wanted;
+    for (const auto& key : keys) {
+      if (rows.count(key) == 0) wanted.push_back(key);
+    }
+    if (wanted.empty()) return;
+    for (auto& row : reader.chunks(model_id, wanted)) {
+      const pgstore::ChunkKey key = row.key;
+      rows.insert_or_assign(key, std::move(row));
+    }
+  }
+
   // Reads the holders of the blobs not yet known, in one query.
   void load_holders(const std::vector<pgstore::ChunkKey>& keys) {
     std::set<std::string> wanted;
@@ -297,8 +316,12 @@ std::vector<store::StoredVector> StoreSource::vectors_by_id(const std::vector<st
   }
   std::vector<pgstore::ChunkKey> keys;
   for (const auto& [key, unused] : ids_of) keys.push_back(key);
+  s.load_rows(keys);
   std::vector<store::StoredVector> vectors;
-  for (const auto& row : s.reader.chunks(s.model_id, keys, true)) {
+  for (const auto& key : keys) {
+    const auto found = s.rows.find(key);
+    if (found == s.rows.end()) continue;
+    const pgstore::ChunkRow& row = found->second;
     store::StoredVector vector;
     const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(row.vector.data()), row.vector.size());
     if (!store::unpack_values(bytes, dims, vector.values, vector.scale)) continue;
@@ -323,7 +346,7 @@ std::vector<store::ChunkRecord> StoreSource::chunks_by_id(const std::vector<std:
     keys.push_back(key);
     blobs.insert(key.blob);
   }
-  const auto rows = s.reader.chunks(s.model_id, keys, false);
+  s.load_rows(keys);
   std::map<std::string, std::vector<std::string_view>> lines;
   std::vector<std::pair<std::string, std::string>> texts;
   if (detail == store::Store::Detail::full) {
@@ -343,7 +366,10 @@ std::vector<store::ChunkRecord> StoreSource::chunks_by_id(const std::vector<std:
     }
   }
   std::vector<store::ChunkRecord> records;
-  for (const auto& row : rows) {
+  for (const auto& key : keys) {
+    const auto found = s.rows.find(key);
+    if (found == s.rows.end()) continue;
+    const pgstore::ChunkRow& row = found->second;
     types::Chunk chunk = row.chunk;
     if (detail == store::Store::Detail::full) {
       const auto& split = lines[row.key.blob];
