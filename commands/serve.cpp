@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "commands/commands.hpp"
@@ -59,25 +60,53 @@ std::pair<std::string, std::uint16_t> parse_listen(const std::string& listen) {
 /// Read-only connections to the index, lent one per request (in arrival order when all are
 /// busy). Searches are CPU-bound: four connections keep two cores busy (two gave 15% fewer
 /// requests a second at 8 and 32 clients), and more would only share the cores and each cost
-/// its page cache. Each keeps its pages (a semantic scan reads all of vector_codes, 4.4 MB on
-/// the 110k-chunk synthetic index), so a search finds them in memory instead of reading them
-/// through a 256 KiB cache again.
+/// its page cache. Each keeps the pages it reads (the lexical side's, the chunks'), and all
+/// share one in-memory copy of the index's codes and vectors (Store::read_vector_snapshot),
+/// which every search reads almost whole and which a page cache per connection held only in
+/// part. A fifth connection, never lent, tells when the file changed (PRAGMA data_version):
+/// the copy is then read again, once, before the next search.
 class StorePool {
 public:
+  using Lease = util::LendingPool<store::Store>::Lease;
+
   explicit StorePool(std::string path)
-      : m_connections(k_max_open, [path = std::move(path)] {
+      : m_path(path), m_connections(k_max_open, [path = std::move(path)] {
           auto store = open_store(path, store::OpenMode::read_only);
           store->set_page_cache(k_page_cache_kib);
           return store;
         }) {}
 
-  util::LendingPool<store::Store>::Lease lend() { return m_connections.lend(); }
+  /// A connection whose searches use the current copy of codes and vectors.
+  Lease lend() {
+    Lease lease = m_connections.lend();
+    lease->use_vector_snapshot(current_snapshot());
+    return lease;
+  }
 
 private:
   static constexpr std::size_t k_max_open = 4;
   static constexpr std::int64_t k_page_cache_kib = 8192;
+  // Larger indexes keep their codes in partitions, and a search reads a share of them.
+  static constexpr std::int64_t k_max_snapshot_chunks = 200000;
 
+  std::shared_ptr<const store::VectorSnapshot> current_snapshot() {
+    const std::lock_guard lock(m_snapshot_mutex);
+    if (!m_watcher) m_watcher = open_store(m_path, store::OpenMode::read_only);
+    const std::int64_t version = m_watcher->data_version();
+    if (!m_snapshot_version || *m_snapshot_version != version) {
+      m_snapshot.reset();  // the old copy goes as the connections using it are lent again
+      m_snapshot = m_watcher->read_vector_snapshot(k_max_snapshot_chunks);
+      m_snapshot_version = version;
+    }
+    return m_snapshot;
+  }
+
+  std::string m_path;
   util::LendingPool<store::Store> m_connections;
+  std::mutex m_snapshot_mutex;
+  std::unique_ptr<store::Store> m_watcher;
+  std::shared_ptr<const store::VectorSnapshot> m_snapshot;  ///< nullptr: none to keep
+  std::optional<std::int64_t> m_snapshot_version;           ///< m_watcher's, when read
 };
 
 serve::Reply error_reply(int status, const std::string& message) {
@@ -130,8 +159,8 @@ public:
   serve::Reply search(const serve::SearchRequest& request) override {
     try {
       const search::SearchOptions options = options_of(request);
-      auto store = m_pool.lend();
-      auto hits = run_search(m_context, *store, options);
+      auto connection = m_pool.lend();
+      auto hits = run_search(m_context, *connection, options);
       if (!hits) return error_reply(400, hits.error().message);
       return {200, results_json(request.query, *hits)};
     } catch (const util::Failure& e) {
@@ -150,8 +179,8 @@ public:
       if (!confined) return error_reply(404, confined.error().message);
       std::uint64_t max_file_size = 0;
       {
-        auto store = m_pool.lend();
-        max_file_size = max_file_size_for(*store);
+        auto connection = m_pool.lend();
+        max_file_size = max_file_size_for(*connection);
       }
       auto text = index::read_indexable_file(**source, request.path, max_file_size);
       if (!text) return error_reply(404, "refusing " + text.error().message);
@@ -163,8 +192,8 @@ public:
 
   serve::Reply status(const std::vector<std::string>& /*visible: the one repository*/) override {
     try {
-      auto store = m_pool.lend();
-      return {200, status_json(m_context, m_target, *store)};
+      auto connection = m_pool.lend();
+      return {200, status_json(m_context, m_target, *connection)};
     } catch (const util::Failure& e) {
       return error_reply(503, std::string("the index cannot be read: ") + e.what());
     }

@@ -401,6 +401,7 @@ struct Store::Impl {
   bool m_partitioned = false;
   std::int64_t m_partition_min_chunks = k_partition_min_chunks;
   double m_probe_share = k_probe_share;
+  std::shared_ptr<const VectorSnapshot> m_snapshot;  // use_vector_snapshot
 
   // Before a file's row of vector_codes is written or deleted: when the codes are partitioned,
   // the chunk ids it held are dead in the partitions and the file's row is read beside them
@@ -1662,6 +1663,83 @@ bool Store::Impl::scan_partitions(std::span<const std::uint8_t> code, double sha
   return true;
 }
 
+struct VectorSnapshot {
+  // The codes as the unfiltered scan reads them: chunk ids (int64, as stored) and codes of
+  // `code_bytes` each, back to back.
+  std::string chunk_ids;
+  std::string codes;
+  std::size_t code_bytes = 0;
+  // The stored vectors by chunk id: `vector_ids` ascending, vector i is
+  // values[offsets[i], offsets[i + 1]).
+  std::vector<std::int64_t> vector_ids;
+  std::vector<std::size_t> offsets{0};
+  std::string values;
+};
+
+std::shared_ptr<const VectorSnapshot> Store::read_vector_snapshot(std::int64_t max_chunks) const {
+  return m_impl->guarded("reading", [&]() -> std::shared_ptr<const VectorSnapshot> {
+    auto& db = m_impl->m_db;
+    db.exec("BEGIN");
+    struct End {
+      sqlite::Database& db;
+      ~End() {
+        try {
+          db.exec("COMMIT");
+        } catch (...) {  // a read transaction has nothing to lose
+        }
+      }
+    } end{db};
+    const bool partitioned =
+        db.has_table("vector_centroids") &&
+        query_int(db, "SELECT count(*) FROM (SELECT 1 FROM vector_centroids LIMIT 1)") > 0;
+    if (partitioned || !db.has_table("vector_code_blocks") ||
+        query_int(db, "SELECT count(*) FROM vectors") > max_chunks) {
+      return nullptr;
+    }
+    auto snapshot = std::make_shared<VectorSnapshot>();
+    // Sized first (lengths come from the records' headers): growing by doubling would hold
+    // up to three times the copy for a moment.
+    {
+      auto sizes = db.query("SELECT coalesce(sum(length(chunk_ids)), 0), coalesce(sum(length(codes)), 0)"
+                            " FROM vector_code_blocks");
+      if (sizes.step()) {
+        snapshot->chunk_ids.reserve(static_cast<std::size_t>(sizes.column_int64(0)));
+        snapshot->codes.reserve(static_cast<std::size_t>(sizes.column_int64(1)));
+      }
+      auto vector_sizes = db.query("SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors");
+      if (vector_sizes.step()) {
+        const auto count = static_cast<std::size_t>(vector_sizes.column_int64(0));
+        snapshot->vector_ids.reserve(count);
+        snapshot->offsets.reserve(count + 1);
+        snapshot->values.reserve(static_cast<std::size_t>(vector_sizes.column_int64(1)));
+      }
+    }
+    auto blocks = db.query("SELECT chunk_ids, codes FROM vector_code_blocks");
+    while (blocks.step()) {
+      const auto ids = blocks.column_blob(0);
+      const auto codes = blocks.column_blob(1);
+      const std::size_t count = ids.size() / sizeof(std::int64_t);
+      if (count == 0 || codes.size() % count != 0) continue;
+      if (snapshot->code_bytes == 0) snapshot->code_bytes = codes.size() / count;
+      if (codes.size() != count * snapshot->code_bytes) return nullptr;  // mixed lengths: SQL
+      snapshot->chunk_ids.append(reinterpret_cast<const char*>(ids.data()), count * sizeof(std::int64_t));
+      snapshot->codes.append(reinterpret_cast<const char*>(codes.data()), codes.size());
+    }
+    auto vectors = db.query("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id");
+    while (vectors.step()) {
+      const auto bytes = vectors.column_blob(1);
+      snapshot->vector_ids.push_back(vectors.column_int64(0));
+      snapshot->values.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      snapshot->offsets.push_back(snapshot->values.size());
+    }
+    return snapshot;
+  });
+}
+
+void Store::use_vector_snapshot(std::shared_ptr<const VectorSnapshot> snapshot) {
+  m_impl->m_snapshot = std::move(snapshot);
+}
+
 std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, int limit,
                                           const FileFilter& accept, CodeScan scan) const {
   return m_impl->guarded("reading", [&] {
@@ -1671,6 +1749,12 @@ std::vector<CodeHit> Store::nearest_codes(std::span<const std::uint8_t> code, in
     auto& db = m_impl->m_db;
     const double share = scan == CodeScan::nearest_partitions ? m_impl->m_probe_share : 1.0;
     if (!accept && m_impl->scan_partitions(code, share, nearest)) return nearest.take();
+    if (const auto& snapshot = m_impl->m_snapshot; !accept && snapshot && snapshot->code_bytes == bytes) {
+      nearest.scan(reinterpret_cast<const std::uint8_t*>(snapshot->chunk_ids.data()),
+                   reinterpret_cast<const std::uint8_t*>(snapshot->codes.data()),
+                   snapshot->chunk_ids.size() / sizeof(std::int64_t), [](std::size_t) { return false; });
+      return nearest.take();
+    }
     if (!accept && db.has_table("vector_code_blocks")) {
       auto blocks = db.query("SELECT chunk_ids, codes FROM vector_code_blocks");
       while (blocks.step()) {
@@ -1749,6 +1833,22 @@ std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& 
     if (ids.empty()) return vectors;
     vectors.reserve(ids.size());
     std::unordered_set<std::int64_t> seen;
+    if (const auto& snapshot = m_impl->m_snapshot) {
+      for (const std::int64_t id : ids) {
+        if (!seen.insert(id).second) continue;
+        const auto& known = snapshot->vector_ids;
+        const auto at = std::lower_bound(known.begin(), known.end(), id);
+        if (at == known.end() || *at != id) continue;
+        const auto i = static_cast<std::size_t>(at - known.begin());
+        const std::span<const std::uint8_t> bytes(
+            reinterpret_cast<const std::uint8_t*>(snapshot->values.data()) + snapshot->offsets[i],
+            snapshot->offsets[i + 1] - snapshot->offsets[i]);
+        StoredVector vector;
+        vector.chunk_id = id;
+        if (unpack_values(bytes, dims, vector.values, vector.scale)) vectors.push_back(std::move(vector));
+      }
+      return vectors;
+    }
     std::string list = "[";
     for (const std::int64_t id : ids) {
       if (!seen.insert(id).second) continue;

@@ -120,6 +120,9 @@ enum class CodeScan {
 };
 
 /// A chunk's stored vector (for rescoring): its quantized values and their scale.
+/// Every chunk's code and stored vector in memory (Store::read_vector_snapshot).
+struct VectorSnapshot;
+
 struct StoredVector {
   std::int64_t chunk_id = 0;
   std::vector<std::int8_t> values;
@@ -302,6 +305,16 @@ public:
   /// Sets this connection's page cache to `kib` KiB (a read-only connection starts with 256
   /// KiB, right for one search; a server that keeps its connections gains from more).
   void set_page_cache(std::int64_t kib);
+
+  /// The codes and stored vectors of every chunk, read once into memory, for a process that
+  /// keeps several connections to one index (kasava serve): nearest_codes without a filter and
+  /// vectors_by_id then read them there instead of through each connection's page cache.
+  /// nullptr for an index whose codes are partitioned or that holds more than `max_chunks`.
+  /// Read in one read transaction; it is as current as the file was then.
+  std::shared_ptr<const VectorSnapshot> read_vector_snapshot(std::int64_t max_chunks) const;
+  /// The snapshot this connection's searches use (nullptr: none, the default). The caller
+  /// knows when it is out of date (data_version).
+  void use_vector_snapshot(std::shared_ptr<const VectorSnapshot> snapshot);
 
   /// Best chunks for an FTS5 MATCH expression, by weighted BM25, at most `limit`.
   /// An invalid expression is an error, not an exception. In a large index, an expression of

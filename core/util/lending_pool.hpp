@@ -31,8 +31,10 @@ public:
   public:
     Lease(LendingPool& pool, std::unique_ptr<T> object) : m_pool(pool), m_object(std::move(object)) {}
     ~Lease() { m_pool.give_back(std::move(m_object)); }
+    Lease(Lease&& other) noexcept : m_pool(other.m_pool), m_object(std::move(other.m_object)) {}
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
+    Lease& operator=(Lease&&) = delete;
     T& operator*() { return *m_object; }
     T* operator->() { return m_object.get(); }
 

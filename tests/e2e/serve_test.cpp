@@ -472,13 +472,27 @@ TEST_CASE("serve: an index rebuilt under the server is answered from without a r
   Server server(repo, {"--rate-limit", "0"});
   const int port = server.port();
   CHECK(json_of(get(port, "/api/search?q=zanzibar_gateway&mode=lexical"))["results"].size() == 0);
+  // The server keeps the codes and vectors in memory: a semantic search reads them there.
+  const std::string semantic = "/api/search?q=zanzibar%20gateway%20routes%20a%20request&mode=semantic&limit=50";
+  const auto semantic_paths = [&] {
+    std::vector<std::string> paths;
+    const JsonValue document = json_of(get(port, semantic));
+    for (const auto& result : document["results"].as_array()) {
+      paths.push_back(result["path"].as_string());
+    }
+    return paths;
+  };
+  CHECK_THAT(semantic_paths(), !Catch::VectorContains(std::string("src/gateway.py")));
   repo.write("src/gateway.py", "def zanzibar_gateway(request):\n    \"\"\"Routes a request.\"\"\"\n    return request\n");
   repo.commit_all("gateway");
+  REQUIRE(repo.kasava({"index", "-q"}).exit_code == 0);  // written into the file in place
+  CHECK_THAT(semantic_paths(), Catch::VectorContains(std::string("src/gateway.py")));
   // --rebuild writes a new index beside the old one and copies it into the same file.
   REQUIRE(repo.kasava({"index", "--rebuild", "-q"}).exit_code == 0);
   const JsonValue after = json_of(get(port, "/api/search?q=zanzibar_gateway&mode=lexical"));
   REQUIRE(after["results"].size() > 0);
   CHECK(after["results"][0]["path"].as_string() == "src/gateway.py");
+  CHECK_THAT(semantic_paths(), Catch::VectorContains(std::string("src/gateway.py")));
   CHECK(json_of(get(port, "/api/status"))["files"].as_integer() == 4);
 }
 

@@ -619,3 +619,57 @@ TEST_CASE("store::check_index finds vector partitions that do not hold their chu
   REQUIRE(check);
   CHECK(check->problems.size() == 1);
 }
+
+TEST_CASE("store::Store::read_vector_snapshot answers nearest_codes and vectors_by_id as the file does") {
+  test::TempDir dir;
+  const std::string path = dir.file("index.db");
+  auto store = open_store(path);
+  constexpr int dims = 64;
+  std::mt19937 random(17);
+  store->begin();
+  for (int f = 0; f < 300; ++f) put_numbered_file(*store, random, dims, f, "a");
+  store->commit();
+  replace_and_remove_files(*store, random, dims);
+  REQUIRE(add_pending_vectors(*store, random, dims) > 0);  // chunks without a vector
+
+  auto reader = open_store(path, store::OpenMode::read_only);
+  const auto code = store::binary_code(random_unit_vector(random, dims));
+  std::vector<std::int64_t> ids;
+  for (std::int64_t id = 0; id <= 2000; id += 3) ids.push_back(id);  // some unknown, some pending
+  const auto from_file_codes = reader->nearest_codes(code, 100000);
+  const auto from_file_values = reader->vectors_by_id(ids, dims);
+  REQUIRE(from_file_codes.size() > 500);
+  REQUIRE_FALSE(from_file_values.empty());
+
+  CHECK_FALSE(reader->read_vector_snapshot(10));  // more chunks than asked for
+  const auto snapshot = reader->read_vector_snapshot(1000000);
+  REQUIRE(snapshot);
+  reader->use_vector_snapshot(snapshot);
+  // Read from memory now: the same hits and vectors, even with the file's tables gone.
+  test::run("sqlite3 '" + path + "' 'DELETE FROM vector_code_blocks; DELETE FROM vectors'");
+  const auto codes = reader->nearest_codes(code, 100000);
+  REQUIRE(codes.size() == from_file_codes.size());
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    CHECK(codes[i].chunk_id == from_file_codes[i].chunk_id);
+    CHECK(codes[i].distance == from_file_codes[i].distance);
+  }
+  const auto values = reader->vectors_by_id(ids, dims);
+  REQUIRE(values.size() == from_file_values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    CHECK(values[i].chunk_id == from_file_values[i].chunk_id);
+    CHECK(values[i].values == from_file_values[i].values);
+    CHECK(values[i].scale == from_file_values[i].scale);
+  }
+  // A filtered scan still reads the file (the per-file rows, which carry paths).
+  const auto accept_all = [](std::string_view, std::string_view) { return true; };
+  CHECK(reader->nearest_codes(code, 100000, accept_all).size() == from_file_codes.size());
+  // Without the snapshot the emptied tables answer again.
+  reader->use_vector_snapshot(nullptr);
+  CHECK(reader->nearest_codes(code, 100000).empty());
+
+  // None of an index whose codes are partitioned: a search reads a share of them.
+  store->set_partitioning(100, 0.25);
+  store->update_partitions();
+  REQUIRE(test::run("sqlite3 '" + path + "' 'SELECT count(*) > 0 FROM vector_partitions'") == "1");
+  CHECK_FALSE(open_store(path, store::OpenMode::read_only)->read_vector_snapshot(1000000));
+}
