@@ -1692,39 +1692,29 @@ std::shared_ptr<const VectorSnapshot> Store::read_vector_snapshot(std::int64_t m
     const bool partitioned =
         db.has_table("vector_centroids") &&
         query_int(db, "SELECT count(*) FROM (SELECT 1 FROM vector_centroids LIMIT 1)") > 0;
-    if (partitioned || !db.has_table("vector_code_blocks") ||
-        query_int(db, "SELECT count(*) FROM vectors") > max_chunks) {
-      return nullptr;
-    }
-    auto snapshot = std::make_shared<VectorSnapshot>();
+    if (partitioned || !db.has_table("vector_code_blocks")) return nullptr;
     // Sized first (lengths come from the records' headers): growing by doubling would hold
     // up to three times the copy for a moment.
-    {
-      auto sizes = db.query("SELECT coalesce(sum(length(chunk_ids)), 0), coalesce(sum(length(codes)), 0)"
-                            " FROM vector_code_blocks");
-      if (sizes.step()) {
-        snapshot->chunk_ids.reserve(static_cast<std::size_t>(sizes.column_int64(0)));
-        snapshot->codes.reserve(static_cast<std::size_t>(sizes.column_int64(1)));
-      }
-      auto vector_sizes = db.query("SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors");
-      if (vector_sizes.step()) {
-        const auto count = static_cast<std::size_t>(vector_sizes.column_int64(0));
-        snapshot->vector_ids.reserve(count);
-        snapshot->offsets.reserve(count + 1);
-        snapshot->values.reserve(static_cast<std::size_t>(vector_sizes.column_int64(1)));
-      }
+    auto vector_sizes = db.query("SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors");
+    if (!vector_sizes.step() || vector_sizes.column_int64(0) > max_chunks) return nullptr;
+    auto snapshot = std::make_shared<VectorSnapshot>();
+    const auto vector_count = static_cast<std::size_t>(vector_sizes.column_int64(0));
+    snapshot->vector_ids.reserve(vector_count);
+    snapshot->offsets.reserve(vector_count + 1);
+    snapshot->values.reserve(static_cast<std::size_t>(vector_sizes.column_int64(1)));
+    auto code_sizes = db.query("SELECT coalesce(sum(length(chunk_ids)), 0), coalesce(sum(length(codes)), 0)"
+                               " FROM vector_code_blocks");
+    if (code_sizes.step()) {
+      snapshot->chunk_ids.reserve(static_cast<std::size_t>(code_sizes.column_int64(0)));
+      snapshot->codes.reserve(static_cast<std::size_t>(code_sizes.column_int64(1)));
     }
+    // The rows the block scan reads, by its rules: nearest_codes uses the copy only for a
+    // query code of the same length.
     auto blocks = db.query("SELECT chunk_ids, codes FROM vector_code_blocks");
-    while (blocks.step()) {
-      const auto ids = blocks.column_blob(0);
-      const auto codes = blocks.column_blob(1);
-      const std::size_t count = ids.size() / sizeof(std::int64_t);
-      if (count == 0 || codes.size() % count != 0) continue;
-      if (snapshot->code_bytes == 0) snapshot->code_bytes = codes.size() / count;
-      if (codes.size() != count * snapshot->code_bytes) return nullptr;  // mixed lengths: SQL
-      snapshot->chunk_ids.append(reinterpret_cast<const char*>(ids.data()), count * sizeof(std::int64_t));
-      snapshot->codes.append(reinterpret_cast<const char*>(codes.data()), codes.size());
-    }
+    each_code_row(blocks, snapshot->code_bytes, [&](const std::uint8_t* ids, const std::uint8_t* codes, std::size_t count) {
+      snapshot->chunk_ids.append(reinterpret_cast<const char*>(ids), count * sizeof(std::int64_t));
+      snapshot->codes.append(reinterpret_cast<const char*>(codes), count * snapshot->code_bytes);
+    });
     auto vectors = db.query("SELECT chunk_id, vector FROM vectors ORDER BY chunk_id");
     while (vectors.step()) {
       const auto bytes = vectors.column_blob(1);
