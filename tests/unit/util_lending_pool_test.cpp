@@ -72,10 +72,11 @@ TEST_CASE("util::LendingPool gives a returned object to the first waiter, not to
   std::atomic<bool> release_waiter{false};
   using Lease = util::LendingPool<int>::Lease;
   std::unique_ptr<Lease> held(new Lease(pool.lend()));
+  std::atomic<bool> waiter_released{false};  // checked on this thread: Catch2 asserts on one
   std::thread waiter([&] {
     auto lease = pool.lend();
     waiter_served = true;
-    REQUIRE(wait_until([&] { return release_waiter.load(); }));
+    waiter_released = wait_until([&] { return release_waiter.load(); });
   });
   REQUIRE(wait_until([&] { return pool.waiting() == 1; }));
   held.reset();  // returned while the waiter waits
@@ -91,15 +92,17 @@ TEST_CASE("util::LendingPool gives a returned object to the first waiter, not to
   release_waiter = true;
   waiter.join();
   newcomer.join();
+  CHECK(waiter_released);
   CHECK(newcomer_served);
 }
 
 TEST_CASE("util::LendingPool frees the place of a failed make for the next waiter") {
   std::atomic<int> attempts{0};
   std::atomic<bool> fail_now{false};
+  std::atomic<bool> failed_on_cue{false};  // checked on this thread: Catch2 asserts on one
   util::LendingPool<int> pool(1, [&]() -> std::unique_ptr<int> {
     if (++attempts == 1) {
-      REQUIRE(wait_until([&] { return fail_now.load(); }));
+      failed_on_cue = wait_until([&] { return fail_now.load(); });
       throw std::runtime_error("cannot open");
     }
     return std::make_unique<int>(attempts.load());
@@ -122,6 +125,7 @@ TEST_CASE("util::LendingPool frees the place of a failed make for the next waite
   fail_now = true;
   first.join();
   second.join();
+  CHECK(failed_on_cue);
   CHECK(first_failed);
   CHECK(second_got == 2);  // made by the waiter once the failed attempt gave the place up
 }
