@@ -12,7 +12,6 @@
 #include "core/httpd/server.hpp"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -21,7 +20,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
-#include <type_traits>
+
+#include "core/util/shared_library.hpp"
 
 namespace kasava::httpd {
 
@@ -50,32 +50,21 @@ constexpr const char* k_libmicrohttpd = "libmicrohttpd.so.12";
 const MhdApi& mhd() {
   static const MhdApi api = [] {
     MhdApi loaded;
-    void* library = ::dlopen(k_libmicrohttpd, RTLD_NOW | RTLD_LOCAL);  // never closed
-    if (library == nullptr) {
-      const char* reason = ::dlerror();
-      loaded.error = std::string("cannot load ") + k_libmicrohttpd + " (" +
-                     (reason != nullptr ? reason : "unknown reason") +
-                     "): `kasava serve` needs libmicrohttpd (Debian: apt-get install libmicrohttpd12)";
-      return loaded;
-    }
-    auto resolve = [&](auto& function, const char* name) {
-      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(::dlsym(library, name));
-      if (function == nullptr && loaded.error.empty()) {
-        loaded.error = std::string(k_libmicrohttpd) + " has no " + name + ": too old a libmicrohttpd";
-      }
-    };
-    resolve(loaded.start_daemon, "MHD_start_daemon");
-    resolve(loaded.get_daemon_info, "MHD_get_daemon_info");
-    resolve(loaded.quiesce_daemon, "MHD_quiesce_daemon");
-    resolve(loaded.stop_daemon, "MHD_stop_daemon");
-    resolve(loaded.lookup_connection_value, "MHD_lookup_connection_value");
-    resolve(loaded.get_connection_values, "MHD_get_connection_values");
-    resolve(loaded.get_connection_info, "MHD_get_connection_info");
-    resolve(loaded.create_response_from_callback, "MHD_create_response_from_callback");
-    resolve(loaded.create_response_from_buffer, "MHD_create_response_from_buffer");
-    resolve(loaded.add_response_header, "MHD_add_response_header");
-    resolve(loaded.queue_response, "MHD_queue_response");
-    resolve(loaded.destroy_response, "MHD_destroy_response");
+    util::SharedLibrary library(k_libmicrohttpd, "libmicrohttpd",
+                                "`kasava serve` needs libmicrohttpd (Debian: apt-get install libmicrohttpd12)");
+    library.resolve(loaded.start_daemon, "MHD_start_daemon");
+    library.resolve(loaded.get_daemon_info, "MHD_get_daemon_info");
+    library.resolve(loaded.quiesce_daemon, "MHD_quiesce_daemon");
+    library.resolve(loaded.stop_daemon, "MHD_stop_daemon");
+    library.resolve(loaded.lookup_connection_value, "MHD_lookup_connection_value");
+    library.resolve(loaded.get_connection_values, "MHD_get_connection_values");
+    library.resolve(loaded.get_connection_info, "MHD_get_connection_info");
+    library.resolve(loaded.create_response_from_callback, "MHD_create_response_from_callback");
+    library.resolve(loaded.create_response_from_buffer, "MHD_create_response_from_buffer");
+    library.resolve(loaded.add_response_header, "MHD_add_response_header");
+    library.resolve(loaded.queue_response, "MHD_queue_response");
+    library.resolve(loaded.destroy_response, "MHD_destroy_response");
+    loaded.error = library.error();
     return loaded;
   }();
   return api;

@@ -9,13 +9,12 @@
 #include "core/net/curl_client.hpp"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 
 #include <mutex>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "core/util/shared_library.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::net {
@@ -41,30 +40,18 @@ constexpr const char* k_libcurl = "libcurl.so.4";
 const CurlApi& curl() {
   static const CurlApi api = [] {
     CurlApi loaded;
-    // Never closed: libcurl keeps global state (TLS) for the rest of the process.
-    void* library = ::dlopen(k_libcurl, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      const char* reason = ::dlerror();
-      loaded.error = std::string("cannot load ") + k_libcurl + " (" +
-                     (reason != nullptr ? reason : "unknown reason") +
-                     "): remote models and answers need libcurl (Debian: apt-get install libcurl4)";
-      return loaded;
-    }
-    auto resolve = [&](auto& function, const char* name) {
-      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(::dlsym(library, name));
-      if (function == nullptr && loaded.error.empty()) {
-        loaded.error = std::string(k_libcurl) + " has no " + name + ": too old a libcurl";
-      }
-    };
-    resolve(loaded.global_init, "curl_global_init");
-    resolve(loaded.easy_init, "curl_easy_init");
-    resolve(loaded.easy_cleanup, "curl_easy_cleanup");
-    resolve(loaded.easy_reset, "curl_easy_reset");
-    resolve(loaded.easy_setopt, "curl_easy_setopt");
-    resolve(loaded.easy_perform, "curl_easy_perform");
-    resolve(loaded.easy_strerror, "curl_easy_strerror");
-    resolve(loaded.slist_append, "curl_slist_append");
-    resolve(loaded.slist_free_all, "curl_slist_free_all");
+    util::SharedLibrary library(k_libcurl, "libcurl",
+                                "remote models and answers need libcurl (Debian: apt-get install libcurl4)");
+    library.resolve(loaded.global_init, "curl_global_init");
+    library.resolve(loaded.easy_init, "curl_easy_init");
+    library.resolve(loaded.easy_cleanup, "curl_easy_cleanup");
+    library.resolve(loaded.easy_reset, "curl_easy_reset");
+    library.resolve(loaded.easy_setopt, "curl_easy_setopt");
+    library.resolve(loaded.easy_perform, "curl_easy_perform");
+    library.resolve(loaded.easy_strerror, "curl_easy_strerror");
+    library.resolve(loaded.slist_append, "curl_slist_append");
+    library.resolve(loaded.slist_free_all, "curl_slist_free_all");
+    loaded.error = library.error();
     if (loaded.error.empty() && loaded.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
       loaded.error = std::string("initialising ") + k_libcurl + " failed";
     }

@@ -9,14 +9,89 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/util/shared_library.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::pgstore {
 
+namespace {
+
+// The libpq functions kasava calls, resolved from the shared library on first use: libpq
+// brings TLS, Kerberos and LDAP, whose loading cost every process ~7 ms at start (an `ask` on
+// the 110k-chunk synthetic index took 22 ms), while only the shared store uses it.
+struct PqApi {
+  decltype(&::PQclear) clear = nullptr;
+  decltype(&::PQcmdTuples) cmd_tuples = nullptr;
+  decltype(&::PQconnectdbParams) connectdb_params = nullptr;
+  decltype(&::PQconninfoFree) conninfo_free = nullptr;
+  decltype(&::PQconninfoParse) conninfo_parse = nullptr;
+  decltype(&::PQerrorMessage) error_message = nullptr;
+  decltype(&::PQexec) exec = nullptr;
+  decltype(&::PQexecParams) exec_params = nullptr;
+  decltype(&::PQfinish) finish = nullptr;
+  decltype(&::PQfreemem) freemem = nullptr;
+  decltype(&::PQgetResult) get_result = nullptr;
+  decltype(&::PQgetlength) getlength = nullptr;
+  decltype(&::PQgetvalue) getvalue = nullptr;
+  decltype(&::PQhost) host = nullptr;
+  decltype(&::PQnfields) nfields = nullptr;
+  decltype(&::PQntuples) ntuples = nullptr;
+  decltype(&::PQpass) pass = nullptr;
+  decltype(&::PQport) port = nullptr;
+  decltype(&::PQputCopyData) put_copy_data = nullptr;
+  decltype(&::PQputCopyEnd) put_copy_end = nullptr;
+  decltype(&::PQresultErrorField) result_error_field = nullptr;
+  decltype(&::PQresultErrorMessage) result_error_message = nullptr;
+  decltype(&::PQresultStatus) result_status = nullptr;
+  decltype(&::PQstatus) status = nullptr;
+  decltype(&::PQtransactionStatus) transaction_status = nullptr;
+  std::string error;  ///< why libpq is not usable; "" when it is
+};
+
+// The soname of the libpq kasava is built against (Debian: libpq5).
+constexpr const char* k_libpq = "libpq.so.5";
+
+const PqApi& pq() {
+  static const PqApi api = [] {
+    PqApi loaded;
+    util::SharedLibrary library(k_libpq, "libpq", "the shared store needs libpq (Debian: apt-get install libpq5)");
+    library.resolve(loaded.clear, "PQclear");
+    library.resolve(loaded.cmd_tuples, "PQcmdTuples");
+    library.resolve(loaded.connectdb_params, "PQconnectdbParams");
+    library.resolve(loaded.conninfo_free, "PQconninfoFree");
+    library.resolve(loaded.conninfo_parse, "PQconninfoParse");
+    library.resolve(loaded.error_message, "PQerrorMessage");
+    library.resolve(loaded.exec, "PQexec");
+    library.resolve(loaded.exec_params, "PQexecParams");
+    library.resolve(loaded.finish, "PQfinish");
+    library.resolve(loaded.freemem, "PQfreemem");
+    library.resolve(loaded.get_result, "PQgetResult");
+    library.resolve(loaded.getlength, "PQgetlength");
+    library.resolve(loaded.getvalue, "PQgetvalue");
+    library.resolve(loaded.host, "PQhost");
+    library.resolve(loaded.nfields, "PQnfields");
+    library.resolve(loaded.ntuples, "PQntuples");
+    library.resolve(loaded.pass, "PQpass");
+    library.resolve(loaded.port, "PQport");
+    library.resolve(loaded.put_copy_data, "PQputCopyData");
+    library.resolve(loaded.put_copy_end, "PQputCopyEnd");
+    library.resolve(loaded.result_error_field, "PQresultErrorField");
+    library.resolve(loaded.result_error_message, "PQresultErrorMessage");
+    library.resolve(loaded.result_status, "PQresultStatus");
+    library.resolve(loaded.status, "PQstatus");
+    library.resolve(loaded.transaction_status, "PQtransactionStatus");
+    loaded.error = library.error();
+    return loaded;
+  }();
+  return api;
+}
+
+} // namespace
+
 struct Connection::Handle {
   PGconn* conn = nullptr;
   ~Handle() {
-    if (conn != nullptr) PQfinish(conn);
+    if (conn != nullptr) pq().finish(conn);
   }
 };
 
@@ -70,8 +145,8 @@ std::string advice(std::string_view message) {
 }
 
 std::string place_of(PGconn* conn) {
-  const char* host = conn != nullptr ? PQhost(conn) : nullptr;
-  const char* port = conn != nullptr ? PQport(conn) : nullptr;
+  const char* host = conn != nullptr ? pq().host(conn) : nullptr;
+  const char* port = conn != nullptr ? pq().port(conn) : nullptr;
   std::string place = host != nullptr && *host != '\0' ? host : "localhost";
   place += ":";
   place += port != nullptr && *port != '\0' ? port : "5432";
@@ -91,13 +166,14 @@ std::string replace_all(std::string text, const std::string& secret) {
 } // namespace
 
 util::Result<std::unique_ptr<Connection>> Connection::open(const std::string& conninfo) {
+  if (!pq().error.empty()) return util::Error{"store: " + pq().error};
   std::unique_ptr<Connection> connection(new Connection());
   // What the string says, to know its password (for scrubbing) and which defaults it sets.
   char* parse_error = nullptr;
-  PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &parse_error);
+  PQconninfoOption* parsed = pq().conninfo_parse(conninfo.c_str(), &parse_error);
   if (parsed == nullptr) {
     // libpq's message may quote part of the string, which may hold the password.
-    if (parse_error != nullptr) PQfreemem(parse_error);
+    if (parse_error != nullptr) pq().freemem(parse_error);
     return util::Error{"store: the connection string is neither a postgresql:// URI nor "
                        "key=value pairs libpq can read; see "
                        "https://www.postgresql.org/docs/current/libpq-connect.html"};
@@ -111,7 +187,7 @@ util::Result<std::unique_ptr<Connection>> Connection::open(const std::string& co
     if (keyword == "connect_timeout") has_timeout = true;
     if (keyword == "options") has_options = true;
   }
-  PQconninfoFree(parsed);
+  pq().conninfo_free(parsed);
   if (const char* password = std::getenv("PGPASSWORD"); password != nullptr && *password != '\0') {
     connection->m_secrets.emplace_back(password);
   }
@@ -135,16 +211,16 @@ util::Result<std::unique_ptr<Connection>> Connection::open(const std::string& co
   keywords.push_back(nullptr);
   values.push_back(nullptr);
   connection->m_handle = std::make_unique<Handle>();
-  PGconn* conn = PQconnectdbParams(keywords.data(), values.data(), 1);
+  PGconn* conn = pq().connectdb_params(keywords.data(), values.data(), 1);
   connection->m_handle->conn = conn;
   if (conn != nullptr) {
-    if (const char* password = PQpass(conn); password != nullptr && *password != '\0') {
+    if (const char* password = pq().pass(conn); password != nullptr && *password != '\0') {
       connection->m_secrets.emplace_back(password);
     }
   }
   connection->m_where = place_of(conn);
-  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
-    const std::string said = conn != nullptr ? one_line(PQerrorMessage(conn)) : "out of memory";
+  if (conn == nullptr || pq().status(conn) != CONNECTION_OK) {
+    const std::string said = conn != nullptr ? one_line(pq().error_message(conn)) : "out of memory";
     return util::Error{connection->scrub("store at " + connection->m_where + ": cannot connect: " +
                                          said + "; " + advice(said))};
   }
@@ -168,23 +244,23 @@ Rows Connection::exec(std::string_view sql, const std::vector<Param>& params) {
     formats.push_back(param.binary ? 1 : 0);
   }
   const std::string statement(sql);
-  PGresult* result = PQexecParams(m_handle->conn, statement.c_str(), static_cast<int>(params.size()),
+  PGresult* result = pq().exec_params(m_handle->conn, statement.c_str(), static_cast<int>(params.size()),
                                   nullptr, values.data(), lengths.data(), formats.data(), 0);
-  const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  const ExecStatusType status = result != nullptr ? pq().result_status(result) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(result);
   Rows rows;
-  const int count = PQntuples(result);
-  const int columns = PQnfields(result);
+  const int count = pq().ntuples(result);
+  const int columns = pq().nfields(result);
   rows.rows.resize(static_cast<std::size_t>(count));
   for (int row = 0; row < count; ++row) {
     auto& out = rows.rows[static_cast<std::size_t>(row)];
     out.reserve(static_cast<std::size_t>(columns));
     for (int column = 0; column < columns; ++column) {
-      out.emplace_back(PQgetvalue(result, row, column),
-                       static_cast<std::size_t>(PQgetlength(result, row, column)));
+      out.emplace_back(pq().getvalue(result, row, column),
+                       static_cast<std::size_t>(pq().getlength(result, row, column)));
     }
   }
-  PQclear(result);
+  pq().clear(result);
   return rows;
 }
 
@@ -203,17 +279,17 @@ std::string with_advice(std::string said, const std::string& sqlstate) {
 
 void Connection::exec_script(std::string_view sql) {
   const std::string script(sql);
-  PGresult* result = PQexec(m_handle->conn, script.c_str());
-  const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  PGresult* result = pq().exec(m_handle->conn, script.c_str());
+  const ExecStatusType status = result != nullptr ? pq().result_status(result) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
-    PQclear(result);
+    pq().clear(result);
     return;
   }
   std::string sqlstate;
-  std::string said = one_line(PQerrorMessage(m_handle->conn));
+  std::string said = one_line(pq().error_message(m_handle->conn));
   if (result != nullptr) {
-    if (const char* code = PQresultErrorField(result, PG_DIAG_SQLSTATE); code != nullptr) sqlstate = code;
-    PQclear(result);
+    if (const char* code = pq().result_error_field(result, PG_DIAG_SQLSTATE); code != nullptr) sqlstate = code;
+    pq().clear(result);
   }
   throw QueryError(scrub("store at " + m_where + ": " + with_advice(said, sqlstate)), sqlstate);
 }
@@ -222,20 +298,20 @@ void Connection::fail(PGresult* result) const {
   std::string sqlstate;
   std::string said;
   if (result != nullptr) {
-    if (const char* code = PQresultErrorField(result, PG_DIAG_SQLSTATE); code != nullptr) sqlstate = code;
-    said = one_line(PQresultErrorMessage(result));
-    PQclear(result);
+    if (const char* code = pq().result_error_field(result, PG_DIAG_SQLSTATE); code != nullptr) sqlstate = code;
+    said = one_line(pq().result_error_message(result));
+    pq().clear(result);
   }
   fail(said, std::move(sqlstate));
 }
 
 bool Connection::idle() const {
-  return PQstatus(m_handle->conn) == CONNECTION_OK && PQtransactionStatus(m_handle->conn) == PQTRANS_IDLE;
+  return pq().status(m_handle->conn) == CONNECTION_OK && pq().transaction_status(m_handle->conn) == PQTRANS_IDLE;
 }
 
 void Connection::fail(const std::string& said_by_server, std::string sqlstate) const {
-  std::string said = said_by_server.empty() ? one_line(PQerrorMessage(m_handle->conn)) : said_by_server;
-  if (PQstatus(m_handle->conn) != CONNECTION_OK) {
+  std::string said = said_by_server.empty() ? one_line(pq().error_message(m_handle->conn)) : said_by_server;
+  if (pq().status(m_handle->conn) != CONNECTION_OK) {
     said += "; the connection was lost: check that PostgreSQL is running there";
   }
   said = with_advice(std::move(said), sqlstate);
@@ -253,22 +329,22 @@ constexpr std::size_t k_copy_flush_bytes = 256u << 10;
 PGresult* end_copy(PGconn* conn, const char* abort_message, std::int64_t& rows) {
   rows = 0;
   PGresult* failure = nullptr;
-  if (PQputCopyEnd(conn, abort_message) != 1) return nullptr;  // the connection is gone
+  if (pq().put_copy_end(conn, abort_message) != 1) return nullptr;  // the connection is gone
   // The COPY's result, then nothing; a result still in COPY state means libpq could not end
   // it (a lost connection): stop rather than wait.
-  while (PGresult* result = PQgetResult(conn)) {
-    const ExecStatusType status = PQresultStatus(result);
+  while (PGresult* result = pq().get_result(conn)) {
+    const ExecStatusType status = pq().result_status(result);
     if (status == PGRES_COMMAND_OK) {
-      const char* count = PQcmdTuples(result);
+      const char* count = pq().cmd_tuples(result);
       rows = count != nullptr && *count != '\0' ? std::strtoll(count, nullptr, 10) : 0;
-      PQclear(result);
+      pq().clear(result);
     } else if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH) {
-      PQclear(result);
+      pq().clear(result);
       break;
     } else if (failure == nullptr) {
       failure = result;
     } else {
-      PQclear(result);
+      pq().clear(result);
     }
   }
   return failure;
@@ -292,12 +368,12 @@ void put_big_endian(std::string& out, Integer value) {
 CopyIn::CopyIn(Connection& connection, std::string_view sql) : m_connection(connection) {
   PGconn* conn = m_connection.m_handle->conn;
   const std::string statement(sql);
-  PGresult* result = PQexec(conn, statement.c_str());
-  if (result == nullptr || PQresultStatus(result) != PGRES_COPY_IN) {
+  PGresult* result = pq().exec(conn, statement.c_str());
+  if (result == nullptr || pq().result_status(result) != PGRES_COPY_IN) {
     m_open = false;
     m_connection.fail(result);
   }
-  PQclear(result);
+  pq().clear(result);
   m_buffer.reserve(k_copy_flush_bytes + (64u << 10));
   // The binary format's signature, flags (none) and header extension (none).
   m_buffer.append("PGCOPY\n\xff\r\n\0", 11);
@@ -309,7 +385,7 @@ CopyIn::~CopyIn() {
   if (!m_open) return;
   std::int64_t rows = 0;
   if (PGresult* failure = end_copy(m_connection.m_handle->conn, "kasava stopped sending rows", rows)) {
-    PQclear(failure);
+    pq().clear(failure);
   }
 }
 
@@ -364,7 +440,7 @@ void CopyIn::end_row() {
 void CopyIn::flush() {
   if (m_buffer.empty()) return;
   PGconn* conn = m_connection.m_handle->conn;
-  if (PQputCopyData(conn, m_buffer.data(), static_cast<int>(m_buffer.size())) != 1) {
+  if (pq().put_copy_data(conn, m_buffer.data(), static_cast<int>(m_buffer.size())) != 1) {
     m_open = false;
     std::int64_t rows = 0;
     m_connection.fail(end_copy(conn, "kasava could not send rows", rows));
@@ -379,7 +455,7 @@ std::int64_t CopyIn::finish() {
   PGconn* conn = m_connection.m_handle->conn;
   std::int64_t rows = 0;
   if (PGresult* failure = end_copy(conn, nullptr, rows)) m_connection.fail(failure);
-  if (PQstatus(conn) != CONNECTION_OK) m_connection.fail("", "");
+  if (pq().status(conn) != CONNECTION_OK) m_connection.fail("", "");
   return rows;
 }
 

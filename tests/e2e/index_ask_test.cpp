@@ -300,3 +300,25 @@ TEST_CASE("ask --mode lexical gives results, and --mode semantic without a model
     parse_json_output(semantic.out);
   }
 }
+
+TEST_CASE("ask loads no library it does not use: libpq, libcurl and libmicrohttpd wait for a store, a remote model or serve") {
+  // Each brings TLS, Kerberos and LDAP, whose loading would cost every process several
+  // milliseconds (libpq alone ~7 ms of a 17 ms ask). The dynamic loader lists what it loads.
+  const IndexedSample& sample = shared_sample();
+  RunOptions traced;
+  traced.set_env("LD_DEBUG", "libs");
+  const RunResult ask = sample.repo.kasava({"ask", "parse config", "--no-refresh"}, traced);
+  INFO(describe(ask));
+  REQUIRE(ask.exit_code == 0);
+  REQUIRE_THAT(ask.err, Catch::Contains("find library=libc.so.6"));  // the trace is there
+  CHECK_THAT(ask.err, !Catch::Contains("libpq.so"));
+  CHECK_THAT(ask.err, !Catch::Contains("libcurl.so"));
+  CHECK_THAT(ask.err, !Catch::Contains("libmicrohttpd.so"));
+
+  // A shared store loads libpq when it connects: port 1 refuses at once.
+  const RunResult store = sample.repo.kasava({"status", "--store", "postgresql://127.0.0.1:1/kasava"}, traced);
+  INFO(describe(store));
+  CHECK(store.exit_code != 0);
+  CHECK_THAT(store.err, Catch::Contains("find library=libpq.so.5"));
+  CHECK_THAT(store.err, Catch::Contains("kasava: error: store at 127.0.0.1:1: cannot connect"));
+}
