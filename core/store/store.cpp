@@ -241,10 +241,11 @@ constexpr const char* k_insert_pending_sql = "INSERT INTO pending_vectors(chunk_
 // query, where each execution's bind/step/reset costs about what its lookup does.
 constexpr const char* k_vectors_by_ids_sql =
     "SELECT v.chunk_id, v.vector FROM json_each(?1) j JOIN vectors v ON v.chunk_id = j.value";
-constexpr const char* k_chunk_head_by_id_sql =
-    "SELECT f.path, f.language, c.kind, c.symbol, c.parent, c.start_line, c.end_line"
-    " FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1";
-// The same first seven columns as the head, then the rest (chunks_by_id relies on it).
+// The heads of all ids at once, as vectors are read; the chunk id last (chunks_by_id relies on
+// the first seven columns being those of k_chunk_by_id_sql).
+constexpr const char* k_chunk_heads_by_ids_sql =
+    "SELECT f.path, f.language, c.kind, c.symbol, c.parent, c.start_line, c.end_line, c.id"
+    " FROM json_each(?1) j JOIN chunks c ON c.id = j.value JOIN files f ON f.id = c.file_id";
 constexpr const char* k_chunk_by_id_sql =
     "SELECT f.path, f.language, c.kind, c.symbol, c.parent, c.start_line, c.end_line,"
     " c.signature, c.doc, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1";
@@ -283,6 +284,19 @@ void each_code_row(sqlite::Query& rows, std::size_t& bytes, F&& f) {
     if (codes.size() != count * bytes) continue;
     f(ids.data(), codes.data(), count);
   }
+}
+
+// The distinct ids as a JSON array, in their first order: what json_each(?1) reads.
+std::string id_list(const std::vector<std::int64_t>& ids) {
+  std::unordered_set<std::int64_t> seen;
+  std::string list = "[";
+  for (const std::int64_t id : ids) {
+    if (!seen.insert(id).second) continue;
+    if (list.size() > 1) list += ',';
+    list += std::to_string(id);
+  }
+  list += ']';
+  return list;
 }
 
 std::int64_t query_int(sqlite::Database& db, const char* sql) {
@@ -1437,16 +1451,10 @@ std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& id
   return m_impl->guarded("reading", [&] {
     std::vector<ChunkRecord> records;
     records.reserve(ids.size());
-    std::unordered_set<std::int64_t> seen;
-    Impl::PackCache cache;
-    for (const std::int64_t id : ids) {
-      if (!seen.insert(id).second) continue;
+    // The path, language, kind, names and lines: the first seven columns of both statements.
+    auto read_head = [](sqlite::Query& query, std::int64_t id) {
       ChunkRecord record;
       record.id = id;
-      const bool head = detail == Detail::head;
-      auto query = m_impl->m_db.query(head ? k_chunk_head_by_id_sql : k_chunk_by_id_sql);
-      query.bind(1, id);
-      if (!query.step()) continue;
       record.path = query.column_text(0);
       record.language = query.column_text(1);
       record.chunk.kind = query.column_text(2);
@@ -1454,12 +1462,29 @@ std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& id
       record.chunk.parent = query.column_text(4);
       record.chunk.start_line = static_cast<int>(query.column_int64(5));
       record.chunk.end_line = static_cast<int>(query.column_int64(6));
-      if (!head) {
-        ChunkStrings strings = m_impl->chunk_strings(query, 7, 8, 9, id, cache);
-        record.chunk.signature = std::move(strings.signature);
-        record.chunk.doc = std::move(strings.doc);
-        record.chunk.text = std::move(strings.text);
-      }
+      return record;
+    };
+    if (detail == Detail::head) {
+      // Hundreds of candidates per search: one statement over them all, not one execution
+      // per id (each costs its bind, step and reset on top of two lookups).
+      if (ids.empty()) return records;
+      auto query = m_impl->m_db.query(k_chunk_heads_by_ids_sql);
+      query.bind(1, id_list(ids));
+      while (query.step()) records.push_back(read_head(query, query.column_int64(7)));
+      return records;
+    }
+    std::unordered_set<std::int64_t> seen;
+    Impl::PackCache cache;
+    for (const std::int64_t id : ids) {
+      if (!seen.insert(id).second) continue;
+      auto query = m_impl->m_db.query(k_chunk_by_id_sql);
+      query.bind(1, id);
+      if (!query.step()) continue;
+      ChunkRecord record = read_head(query, id);
+      ChunkStrings strings = m_impl->chunk_strings(query, 7, 8, 9, id, cache);
+      record.chunk.signature = std::move(strings.signature);
+      record.chunk.doc = std::move(strings.doc);
+      record.chunk.text = std::move(strings.text);
       records.push_back(std::move(record));
     }
     return records;
@@ -1839,15 +1864,8 @@ std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& 
       }
       return vectors;
     }
-    std::string list = "[";
-    for (const std::int64_t id : ids) {
-      if (!seen.insert(id).second) continue;
-      if (list.size() > 1) list += ',';
-      list += std::to_string(id);
-    }
-    list += ']';
     auto query = m_impl->m_db.query(k_vectors_by_ids_sql);
-    query.bind(1, list);
+    query.bind(1, id_list(ids));
     while (query.step()) {
       StoredVector vector;
       vector.chunk_id = query.column_int64(0);
