@@ -17,8 +17,8 @@ namespace kasava::pgstore {
 namespace {
 
 // The libpq functions kasava calls, resolved from the shared library on first use: libpq
-// brings TLS, Kerberos and LDAP, whose loading cost every process ~7 ms at start (an `ask` on
-// the 110k-chunk synthetic index took 22 ms), while only the shared store uses it.
+// brings TLS, Kerberos and LDAP, whose loading would cost every process ~7 ms at start (see
+// bench/README.md, "Process start"), while only the shared store uses it.
 struct PqApi {
   decltype(&::PQclear) clear = nullptr;
   decltype(&::PQcmdTuples) cmd_tuples = nullptr;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -421,6 +422,27 @@ TEST_CASE("store::Store keeps chunk text, signature and doc byte for byte, compr
   REQUIRE(head.size() == 1);
   CHECK(head.front().chunk.text.empty());
   CHECK(head.front().chunk.symbol == "caf\xe9");
+  // All heads at once, an id twice and one unknown: each known chunk once, as its full record.
+  std::vector<std::int64_t> asked = reversed;
+  asked.push_back(ids[0]);
+  asked.push_back(ids.back() + 1000);
+  const auto heads = reader->chunks_by_id(asked, Store::Detail::head);
+  REQUIRE(heads.size() == chunks.size());
+  std::set<std::int64_t> seen;
+  for (const auto& record : heads) {
+    INFO("chunk " << record.id);
+    CHECK(seen.insert(record.id).second);
+    const auto full = reader->chunks_by_id({record.id});
+    REQUIRE(full.size() == 1);
+    CHECK(record.path == full.front().path);
+    CHECK(record.language == full.front().language);
+    CHECK(record.chunk.kind == full.front().chunk.kind);
+    CHECK(record.chunk.symbol == full.front().chunk.symbol);
+    CHECK(record.chunk.parent == full.front().chunk.parent);
+    CHECK(record.chunk.start_line == full.front().chunk.start_line);
+    CHECK(record.chunk.end_line == full.front().chunk.end_line);
+    CHECK(record.chunk.text.empty());
+  }
   // The packs: a few rows holding all the text, and chunk rows that only point into them.
   const std::string packs =
       kasava::test::run("sqlite3 '" + path + "' 'SELECT count(*), sum(length(data)) FROM text_packs'");
