@@ -1,5 +1,0 @@
-// The Catch2 main of the unit-test binary.
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
-
-#include "tests/support/test_names.hpp"
