@@ -347,7 +347,8 @@ ExitStatus run_ask(const AskCommandOptions& options, Context& context, Prepared&
     bool partial = false;
     if (state->early.valid()) found = early_hits(state->early, partial);
     if (!found) {
-      auto store = open_store(target.index_path, store::OpenMode::read_only);
+      auto store = prepared.store ? std::move(prepared.store)
+                                  : open_store(target.index_path, store::OpenMode::read_only);
       found = run_search(context, *store, search_options).value_or_throw();
       partial = index_is_partial(*store);
     }

@@ -90,7 +90,8 @@ Prepared prepare(Context& context, Needs needs, const SetupHooks& hooks) {
     prepare_writable(context, hooks, prepared);
     return prepared;
   }
-  prepared.target = resolve_query_target(context);
+  std::unique_ptr<store::Store> opened;  // the index as resolve_query_target opened it
+  prepared.target = resolve_query_target(context, &opened);
   switch (needs) {
     case Needs::writable_index:
     case Needs::index_per_call:
@@ -101,7 +102,8 @@ Prepared prepare(Context& context, Needs needs, const SetupHooks& hooks) {
       break;
     case Needs::readable_index:
       require_index(prepared.target);
-      prepared.store = open_store(prepared.target.index_path, store::OpenMode::read_only);
+      prepared.store = opened ? std::move(opened)
+                              : open_store(prepared.target.index_path, store::OpenMode::read_only);
       break;
     case Needs::fresh_index:
       if (hooks.before_refresh) hooks.before_refresh(context, prepared);
@@ -109,6 +111,7 @@ Prepared prepare(Context& context, Needs needs, const SetupHooks& hooks) {
         refresh_index(context, prepared.target);
       } else {
         require_index(prepared.target);
+        prepared.store = std::move(opened);  // nothing changes it before the command reads it
       }
       break;
   }

@@ -39,8 +39,9 @@ struct CommandState {
 struct Prepared {
   /// The index and its repository; for Needs::writable_index, index_path and root only.
   QueryTarget target;
-  /// Needs::readable_index: the index, read-only; Needs::writable_index: for writing (null in
-  /// a dry run), rebuilt beside the old one when that is what opening it decided.
+  /// Needs::readable_index: the index, read-only; Needs::fresh_index without a refresh: the
+  /// same, when it could be opened; Needs::writable_index: for writing (null in a dry run),
+  /// rebuilt beside the old one when that is what opening it decided.
   std::unique_ptr<store::Store> store;
   std::unique_ptr<repo::Source> source;  ///< Needs::writable_index: what to index
   std::string cloned_into;               ///< Needs::writable_index: a URL's clone, else ""

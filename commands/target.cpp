@@ -13,7 +13,7 @@ namespace kasava::commands {
 
 namespace fs = std::filesystem;
 
-QueryTarget resolve_query_target(Context& context) {
+QueryTarget resolve_query_target(Context& context, std::unique_ptr<store::Store>* opened) {
   QueryTarget target;
   const bool named = !context.global.index_path.empty();
   if (named) {
@@ -91,6 +91,7 @@ QueryTarget resolve_query_target(Context& context) {
   // The repository's config applies to an index that belongs to it.
   if (target.repository) context.use_repository(target.repository);
   context.adopt_index_model(index_model, target.repository ? IndexTrust::own : IndexTrust::foreign);
+  if (opened != nullptr && store) *opened = std::move(store).value();
   return target;
 }
 

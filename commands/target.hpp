@@ -8,6 +8,7 @@
 
 #include "commands/context.hpp"
 #include "core/repo/source.hpp"
+#include "core/store/store.hpp"
 
 namespace kasava::commands {
 
@@ -39,8 +40,10 @@ struct QueryTarget {
 /// foreign: asked from the file alone (no refresh, no file read, its remote model not
 /// adopted), after a warning given once. A named index elsewhere whose repository is not
 /// found is asked from the file alone, silently (a CI artifact). Tells the context which
-/// repository's config applies and which model the index was built with.
-QueryTarget resolve_query_target(Context& context);
+/// repository's config applies and which model the index was built with. The index is opened
+/// read-only to judge it; given `opened`, that store is left there (null when it could not be
+/// opened) for a caller that reads it as it is, without opening it again.
+QueryTarget resolve_query_target(Context& context, std::unique_ptr<store::Store>* opened = nullptr);
 
 
 /// The repository `kasava index` indexes, opened, and the index it writes.
