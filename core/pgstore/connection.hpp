@@ -107,9 +107,8 @@ private:
 };
 
 /// A `COPY … FROM STDIN (FORMAT binary)`: rows are built field by field in PostgreSQL's
-/// binary forms (no text for the server to parse: a tsvector's text input alone costs more
-/// than inserting its row) and streamed to the server as the buffer fills, so that it inserts
-/// while the caller makes the next rows. The fields must follow the statement's column list,
+/// binary forms (less text for the server to parse) and streamed to the server as the buffer
+/// fills, so that it inserts while the caller makes the next rows. The fields must follow the statement's column list,
 /// each in its column type's binary form. finish() ends it and throws QueryError when the
 /// server refused a row; a CopyIn destroyed before finish() aborts the COPY (its transaction
 /// then fails, as it should).
@@ -143,9 +142,6 @@ private:
 
 /// The binary form of bit varying for these bytes (all their bits, first byte first).
 std::string binary_bits(std::string_view bytes);
-/// The binary form of a tsvector from its text form as kasava writes it ('lexeme':1A,7D …,
-/// lexemes sorted and unique, positions ascending): nullopt for any other text.
-std::optional<std::string> binary_tsvector(std::string_view text);
 
 /// A PostgreSQL array literal of text elements, every element quoted ({"a","b\"c"}): what a
 /// text[] parameter is sent as.

@@ -53,8 +53,8 @@ std::int64_t delete_blobs(Connection& c, const BlobSet& set, bool keep_statistic
   const std::vector<Param> params = {Param::text(set.ids), Param::text(set.models)};
   if (!keep_statistics) {
     c.exec(std::string("WITH ") + k_set_cte +
-               ", t AS (SELECT c.model_id, x.lexeme AS term, count(*) AS n FROM chunks c "
-               "JOIN d USING (blob_id, model_id), unnest(c.terms) x GROUP BY 1, 2) "
+               ", t AS (SELECT c.model_id, x.term AS term, count(*) AS n FROM chunks c "
+               "JOIN d USING (blob_id, model_id), jsonb_object_keys(c.terms) x(term) GROUP BY 1, 2) "
                "UPDATE term_stats s SET chunks = s.chunks - t.n FROM t "
                "WHERE s.model_id = t.model_id AND s.term = t.term",
            params);
@@ -121,7 +121,7 @@ constexpr const char* k_stray_chunks =
 
 constexpr const char* k_term_stats_wrong = R"sql(
 WITH actual AS (
-  SELECT c.model_id, x.lexeme AS term, count(*) AS n FROM chunks c, unnest(c.terms) x GROUP BY 1, 2)
+  SELECT c.model_id, x.term AS term, count(*) AS n FROM chunks c, jsonb_object_keys(c.terms) x(term) GROUP BY 1, 2)
 SELECT count(*) FROM actual a FULL JOIN term_stats s ON s.model_id = a.model_id AND s.term = a.term
 WHERE coalesce(a.n, 0) <> coalesce(s.chunks, 0)
 )sql";
@@ -241,7 +241,7 @@ StoreRepair repair_store(Store& store) {
     c.exec_script(
         "DELETE FROM term_stats;"
         "INSERT INTO term_stats(model_id, term, chunks) "
-        "SELECT c.model_id, x.lexeme, count(*) FROM chunks c, unnest(c.terms) x GROUP BY 1, 2;"
+        "SELECT c.model_id, x.term, count(*) FROM chunks c, jsonb_object_keys(c.terms) x(term) GROUP BY 1, 2;"
         "DELETE FROM model_stats;"
         "INSERT INTO model_stats(model_id, chunks, tokens) "
         "SELECT m.id, count(c.ordinal), coalesce(sum(c.length), 0) FROM models m "

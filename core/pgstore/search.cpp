@@ -2,7 +2,11 @@
 // parameters (blob ids as hex), never spliced into SQL.
 #include "core/pgstore/search.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
 #include <sstream>
+#include <string_view>
 
 #include "core/pgstore/connection.hpp"
 #include "core/pgstore/store.hpp"
@@ -29,60 +33,40 @@ std::int64_t number(const std::string& text) {
   }
 }
 
-// The terms OR-ed as a tsquery literal: each a quoted lexeme, so PostgreSQL takes it as it is.
-std::string or_query(const std::vector<std::string>& terms) {
-  std::string query;
-  for (const std::string& term : terms) {
-    if (!query.empty()) query += " | ";
-    query += '\'';
-    for (const char c : term) {
-      if (c == '\'' || c == '\\') query += c;
-      query += c;
-    }
-    query += '\'';
+// The candidates of a lexical search: the chunks of the refs' snapshots holding any of the
+// terms (GIN, `?|`), each term's counts read with one lookup into the chunk's terms, scored by
+// BM25 with FTS5's k1 (1.2) and b (0.75) as FTS5's bm25() (and core/store's kasava_bm25) has
+// them: the SQL score only chooses which candidates to send, core/search ranks them with the
+// same numbers. The lookups sit in a subquery kept apart (OFFSET 0) so that each is made once
+// per chunk, not once per use. Parameters: $1 model, $2 refs, $3 the terms, $4..$7 the field
+// weights, $8 the average length, $9 the limit, then per term its text and its IDF.
+std::string match_sql(std::size_t terms) {
+  // Appends pieces: `"literal" + std::string` trips GCC 12's -Wrestrict.
+  const auto add = [](std::string& out, std::initializer_list<std::string_view> pieces) {
+    for (const std::string_view piece : pieces) out.append(piece);
+  };
+  std::string lookups, counts, score;
+  for (std::size_t i = 0; i < terms; ++i) {
+    const std::string v = std::to_string(i);
+    const std::string term = std::to_string(10 + 2 * i);
+    const std::string idf = std::to_string(11 + 2 * i);
+    add(lookups, {", coalesce((c.terms ->> $", term, ")::int, 0) AS v", v});
+    add(counts, {", v", v});
+    if (!score.empty()) score += " + ";
+    add(score, {"CASE WHEN v", v, " = 0 THEN 0 ELSE $", idf, "::float8 * 2.2 / (1 + k / (((v", v,
+                " >> 21) & 127) * $4::float8 + ((v", v, " >> 14) & 127) * $5::float8 + ((v", v,
+                " >> 7) & 127) * $6::float8 + (v", v, " & 127) * $7::float8)) END"});
   }
-  return query;
+  std::string sql;
+  add(sql, {"WITH b AS MATERIALIZED (SELECT DISTINCT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[])),\n"
+            "m AS (\n  SELECT c.blob_id, c.ordinal, c.length, x.*\n  FROM chunks c\n"
+            "  CROSS JOIN LATERAL (SELECT 1.2 * (0.25 + 0.75 * c.length / $8::float8) AS k",
+            lookups,
+            " OFFSET 0) x\n  WHERE c.model_id = $1 AND c.terms ?| $3::text[] AND c.blob_id IN (SELECT blob_id FROM b))\n"
+            "SELECT encode(blob_id, 'hex'), ordinal, length",
+            counts, ", ", score, " AS score\nFROM m ORDER BY score DESC, blob_id, ordinal LIMIT $9"});
+  return sql;
 }
-
-// BM25's k1 and b, as FTS5's bm25() (and core/store's kasava_bm25) has them: the SQL score
-// only chooses which candidates to send, core/search ranks them with the same numbers.
-// A matching chunk's tsvector is cut to the query's lexemes (ts_delete of all the others,
-// in C) before it is expanded into rows: expanding all of it cost twice the whole query.
-// Counts and IDF are float8 and counted by array_positions: numeric arithmetic and a
-// subquery per row were half of it again. Only the best `limit` chunks get their counts
-// spelled out as text. q and average are MATERIALIZED: inlined, the planner probed term_stats
-// and model_stats once per (chunk, term) row (39,252 buffer hits against 1,399 on a 5,355-chunk store).
-constexpr const char* k_match_sql = R"sql(
-WITH q AS MATERIALIZED (
-  SELECT t.term,
-         ln(greatest((ms.chunks - coalesce(s.chunks, 0) + 0.5)::float8 / (coalesce(s.chunks, 0) + 0.5), 1.000001)) AS idf
-  FROM unnest($3::text[]) AS t(term)
-  JOIN model_stats ms ON ms.model_id = $1
-  LEFT JOIN term_stats s ON s.model_id = $1 AND s.term = t.term),
-average AS MATERIALIZED (SELECT greatest(tokens::float8 / greatest(chunks, 1), 1) AS a FROM model_stats WHERE model_id = $1),
-m AS (
-  SELECT c.blob_id, c.ordinal, c.length, u.lexeme,
-         coalesce(cardinality(array_positions(u.weights, 'A')), 0) AS na,
-         coalesce(cardinality(array_positions(u.weights, 'B')), 0) AS nb,
-         coalesce(cardinality(array_positions(u.weights, 'C')), 0) AS nc,
-         coalesce(cardinality(array_positions(u.weights, 'D')), 0) AS nd
-  FROM chunks c
-  CROSS JOIN LATERAL unnest(ts_delete(c.terms, tsvector_to_array(ts_delete(c.terms, $3::text[])))) AS u
-  WHERE c.model_id = $1 AND c.terms @@ $4::tsquery
-    AND c.blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]))),
-f AS (SELECT m.*, na * $5::float8 + nb * $6::float8 + nc * $7::float8 + nd * $8::float8 AS f FROM m),
-best AS (
-  SELECT f.blob_id, f.ordinal, sum(q.idf * f.f * 2.2 / (f.f + 1.2 * (0.25 + 0.75 * f.length / average.a))) AS score
-  FROM f JOIN q ON q.term = f.lexeme CROSS JOIN average
-  GROUP BY f.blob_id, f.ordinal
-  ORDER BY score DESC, f.blob_id, f.ordinal
-  LIMIT $9)
-SELECT encode(f.blob_id, 'hex'), f.ordinal, min(f.length),
-       string_agg(f.lexeme || ' ' || na || ' ' || nb || ' ' || nc || ' ' || nd, E'\n'), min(best.score) AS score
-FROM best JOIN f ON f.blob_id = best.blob_id AND f.ordinal = best.ordinal
-GROUP BY f.blob_id, f.ordinal
-ORDER BY score DESC, 1, 2
-)sql";
 
 constexpr const char* k_nearest_sql = R"sql(
 SELECT encode(c.blob_id, 'hex'), c.ordinal, bit_count(c.code # $3::bit varying) AS d
@@ -201,22 +185,42 @@ TermStatistics Reader::term_statistics(std::int16_t model, const std::vector<std
 
 std::vector<TermMatch> Reader::match_terms(std::int16_t model, const std::vector<std::int64_t>& refs,
                                            const std::vector<std::string>& terms,
+                                           const TermStatistics& statistics,
                                            const std::array<double, 4>& weights, int limit) {
   if (terms.empty() || refs.empty()) return {};
-  const Rows rows = m_connection->exec(
-      k_match_sql, {Param::text(std::to_string(model)), Param::text(array_of(refs)),
-                    Param::text(text_array(terms)), Param::text(or_query(terms)),
-                    Param::text(std::to_string(weights[0])), Param::text(std::to_string(weights[1])),
-                    Param::text(std::to_string(weights[2])), Param::text(std::to_string(weights[3])),
-                    Param::text(std::to_string(limit))});
+  const auto as_text = [](double number) {
+    std::ostringstream text;
+    text.precision(17);
+    text << number;
+    return text.str();
+  };
+  const double chunks = static_cast<double>(statistics.chunks);
+  const double average =
+      std::max(static_cast<double>(statistics.tokens) / std::max(chunks, 1.0), 1.0);
+  std::vector<Param> params = {Param::text(std::to_string(model)), Param::text(array_of(refs)),
+                               Param::text(text_array(terms))};
+  for (const double weight : weights) params.push_back(Param::text(as_text(weight)));
+  params.push_back(Param::text(as_text(average)));
+  params.push_back(Param::text(std::to_string(limit)));
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const double frequency =
+        i < statistics.document_frequency.size() ? static_cast<double>(statistics.document_frequency[i]) : 0.0;
+    params.push_back(Param::text(terms[i]));
+    params.push_back(Param::text(as_text(std::log(std::max((chunks - frequency + 0.5) / (frequency + 0.5), 1.000001)))));
+  }
+  const Rows rows = m_connection->exec(match_sql(terms.size()), params);
   std::vector<TermMatch> matches;
   matches.reserve(rows.size());
   for (const auto& row : rows.rows) {
     TermMatch match{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2])), {}};
-    std::istringstream lines(row[3]);
-    std::string term;
-    std::array<int, 4> counts{};
-    while (lines >> term >> counts[0] >> counts[1] >> counts[2] >> counts[3]) match.terms.emplace_back(term, counts);
+    for (std::size_t i = 0; i < terms.size() && 3 + i < row.size(); ++i) {
+      const std::int64_t packed = number(row[3 + i]);
+      if (packed == 0) continue;
+      match.terms.emplace_back(terms[i], std::array<int, 4>{static_cast<int>((packed >> 21) & 127),
+                                                            static_cast<int>((packed >> 14) & 127),
+                                                            static_cast<int>((packed >> 7) & 127),
+                                                            static_cast<int>(packed & 127)});
+    }
     matches.push_back(std::move(match));
   }
   return matches;

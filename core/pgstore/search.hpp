@@ -1,6 +1,6 @@
 // Reading the shared PostgreSQL store for `kasava ask --store`: which refs there are, and the
-// candidates of a query within a set of refs — chunks whose stemmed terms match (GIN `@@`,
-// with each matching term's occurrences per field weight for BM25), chunks nearest by Hamming
+// candidates of a query within a set of refs — chunks whose stemmed terms match (GIN `?|`,
+// with each matching term's occurrences per field for BM25), chunks nearest by Hamming
 // distance of their binary codes (`bit_count`), their vectors, records, holders (the refs and
 // paths whose snapshot has the blob), blob texts and file histories. Plain rows: the ranking
 // is core/search's, the same code as for a local index (core/search/pg_source.*). All SQL of
@@ -43,8 +43,7 @@ struct ChunkKey {
 };
 
 /// A chunk matching some of a query's terms: its length (tokens of all fields) and, per
-/// matching term, its occurrences with weight A (symbol, parent), B (signature), C (doc),
-/// D (body).
+/// matching term, its occurrences in symbol and parent, signature, doc, body (127 at most).
 struct TermMatch {
   ChunkKey key;
   int length = 0;
@@ -96,10 +95,11 @@ public:
   /// The model's id in the store; 0 when it has none.
   std::int16_t model_id(const std::string& model);
   TermStatistics term_statistics(std::int16_t model, const std::vector<std::string>& terms);
-  /// Chunks of the refs' snapshots holding any of `terms` (stemmed), at most `limit`, the best
-  /// by a BM25 of their fields with these weights (A, B, C, D) first.
+  /// Chunks of the refs' snapshots holding any of `terms` (stemmed, each once), at most
+  /// `limit`, the best first by a BM25 of their fields with these weights (symbol and parent,
+  /// signature, doc, body) and the statistics term_statistics gave for these terms.
   std::vector<TermMatch> match_terms(std::int16_t model, const std::vector<std::int64_t>& refs,
-                                     const std::vector<std::string>& terms,
+                                     const std::vector<std::string>& terms, const TermStatistics& statistics,
                                      const std::array<double, 4>& weights, int limit);
   /// The `limit` chunks of the refs' snapshots nearest to `code` (bytes as stored) by Hamming
   /// distance, nearest first; `language` non-empty: only files of that language.

@@ -5,6 +5,7 @@
 // figures of `kasava status --store`. The tables are described in ARCHITECTURE.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,8 +24,9 @@ class Connection;
 /// model_stats, the document frequencies BM25 needs (ts_rank has no IDF), filled from the
 /// stored chunks when a version 1 store is upgraded. 3: terms Porter-stemmed
 /// (util::porter_stem) and lengths of all fields; upgrading forgets the chunks, which the
-/// next publish of each ref sends again.
-inline constexpr int k_schema_version = 3;
+/// next publish of each ref sends again. 4: a chunk's terms a jsonb object of per-field
+/// counts (chunk_terms) instead of a tsvector, converted in place.
+inline constexpr int k_schema_version = 4;
 
 /// The advisory lock between publishers and the collector of unreferenced blobs
 /// (maintenance.hpp): a publisher holds it shared from its presence check to its swap, so
@@ -137,13 +139,18 @@ private:
   bool m_publish_lock = false;
 };
 
-/// A tsvector literal of a chunk's kasava tokens (util::for_each_code_token), Porter-stemmed
-/// (util::porter_stem, as the local index's FTS5 stems them), weighted by field: symbol and
-/// parent A, signature B, doc C, body D. Tokens that are not valid UTF-8 or longer than
-/// PostgreSQL allows are left out. `length` gets the number of tokens of all fields (FTS5's
-/// row length without the path, which a snapshot adds);
-/// `distinct`, when given, the chunk's terms (each once).
+/// A chunk's terms as the store keeps them (schema 4): a JSON object of its kasava tokens
+/// (util::for_each_code_token), Porter-stemmed (util::porter_stem, as the local index's FTS5
+/// stems them), each with term_counts_value of its occurrences per field: symbol and parent,
+/// signature, doc, body. Tokens that are not valid UTF-8 or of 2 KiB and more are left out.
+/// `length` gets the number of tokens of all fields (FTS5's row length without the path,
+/// which a snapshot adds); `distinct`, when given, the chunk's terms (each once).
 std::string chunk_terms(const types::Chunk& chunk, int& length,
                         std::vector<std::string>* distinct = nullptr);
+
+/// A term's occurrences per field (symbol and parent, signature, doc, body), each capped at
+/// 127, packed as one number (the first field highest, 7 bits each) in decimal: a JSON string
+/// in a chunk's terms, read back in SQL with `(terms ->> term)::int` and shifts.
+std::string term_counts_value(const std::array<int, 4>& counts);
 
 } // namespace kasava::pgstore

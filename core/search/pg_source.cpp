@@ -227,10 +227,10 @@ util::Result<std::vector<store::LexicalHit>> StoreSource::lexical_search(const Q
   const std::vector<std::string> phrases = stemmed_terms(query);
   const std::vector<std::string> unique = unique_of(phrases);
   if (unique.empty() || s.model_id == 0) return std::vector<store::LexicalHit>{};
-  const auto matches =
-      s.reader.match_terms(s.model_id, s.ref_ids, unique, {weights.symbol, weights.doc, weights.doc, weights.body}, limit);
-  if (matches.empty()) return std::vector<store::LexicalHit>{};
   const pgstore::TermStatistics statistics = s.reader.term_statistics(s.model_id, unique);
+  const auto matches = s.reader.match_terms(s.model_id, s.ref_ids, unique, statistics,
+                                            {weights.symbol, weights.doc, weights.doc, weights.body}, limit);
+  if (matches.empty()) return std::vector<store::LexicalHit>{};
   std::vector<std::int64_t> frequencies_of_phrases;
   for (const std::string& phrase : phrases) {
     const auto at = std::find(unique.begin(), unique.end(), phrase) - unique.begin();

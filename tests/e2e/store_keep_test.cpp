@@ -29,7 +29,7 @@ using test_support::PostgresServer;
 // The statistics rows that differ from what the chunks give (0 when kept exactly).
 std::int64_t statistics_drift(const std::string& database) {
   return count(database,
-               "WITH a AS (SELECT c.model_id, x.lexeme AS term, count(*) AS n FROM chunks c, unnest(c.terms) x "
+               "WITH a AS (SELECT c.model_id, x.term, count(*) AS n FROM chunks c, jsonb_object_keys(c.terms) x(term) "
                "GROUP BY 1, 2) SELECT count(*) FROM a FULL JOIN term_stats s ON s.model_id = a.model_id AND "
                "s.term = a.term WHERE coalesce(a.n, 0) <> coalesce(s.chunks, 0)") +
          count(database,

@@ -127,13 +127,31 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
   server.psql(database,
               "INSERT INTO repositories(name) VALUES ('org/app');"
               "INSERT INTO refs(repository_id, name, digest) VALUES (1, 'main', '1234')");
-  open_pg_store(server.uri(database));
+  REQUIRE(Store::create_schema_version(server.uri(database), 3));
   CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "3");
   CHECK(server.psql(database, "SELECT count(*) FROM chunks") == "0");
   CHECK(server.psql(database, "SELECT count(*) FROM blobs") == "0");
   CHECK(server.psql(database, "SELECT count(*) FROM term_stats") == "0");
   CHECK(server.psql(database, "SELECT chunks || ' ' || tokens FROM model_stats") == "0 0");
   CHECK(server.psql(database, "SELECT digest FROM refs") == "");
+
+  // Version 4 keeps each chunk's terms as per-field counts, read from the tsvector's weights.
+  server.psql(database,
+              "INSERT INTO blobs(blob_id, model_id, language, chunks) VALUES ('\\x02', 1, 'c', 2);"
+              "INSERT INTO chunks VALUES ('\\x02', 1, 0, 'function', 'f', '', '', '', 1, 2, 3,"
+              " '''pars'':1A,5D ''request'':2B,3C,4D', B'1010', '\\x0102'),"
+              " ('\\x02', 1, 1, 'block', '', '', '', '', 3, 4, 5, '''pars'':1D', NULL, NULL)");
+  open_pg_store(server.uri(database));
+  CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "4");
+  CHECK(server.psql(database, "SELECT terms ->> 'pars' FROM chunks WHERE ordinal = 0") ==
+        kasava::pgstore::term_counts_value({1, 0, 0, 1}));
+  CHECK(server.psql(database, "SELECT terms ->> 'request' FROM chunks WHERE ordinal = 0") ==
+        kasava::pgstore::term_counts_value({0, 1, 1, 1}));
+  CHECK(server.psql(database, "SELECT terms::text FROM chunks WHERE ordinal = 1") == "{\"pars\": \"1\"}");
+  CHECK(server.psql(database, "SELECT count(*) FROM chunks WHERE terms ?| array['request', 'nothing']") == "1");
+  CHECK(server.psql(database, "SELECT length || ' ' || code::text || ' ' || encode(vector, 'hex') "
+                              "FROM chunks WHERE ordinal = 0") == "3 1010 0102");
+  CHECK(server.psql(database, "SELECT count(*) FROM pg_indexes WHERE indexname = 'chunks_terms'") == "1");
 }
 
 TEST_CASE("pgstore: a newer schema is refused with both versions", "[pgstore]") {
@@ -144,7 +162,7 @@ TEST_CASE("pgstore: a newer schema is refused with both versions", "[pgstore]") 
   auto opened = Store::open(server.uri(database));
   REQUIRE_FALSE(opened);
   INFO(opened.error().message);
-  CHECK(opened.error().message.find("version 99, newer than this kasava's (3)") != std::string::npos);
+  CHECK(opened.error().message.find("version 99, newer than this kasava's (" + std::to_string(kasava::pgstore::k_schema_version) + ")") != std::string::npos);
   CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "99");
 }
 
@@ -162,7 +180,7 @@ TEST_CASE("pgstore: blobs are stored once, snapshots swapped, statistics kept", 
   CHECK(server.psql(database, "SELECT count(*) FROM blobs") == "3");
   CHECK(server.psql(database, "SELECT count(*) FROM chunks") == "3");
   CHECK(server.psql(database, "SELECT chunks FROM term_stats WHERE term = 'http'") == "3");
-  CHECK(server.psql(database, "SELECT count(*) FROM chunks WHERE terms @@ 'pars & request'::tsquery") == "3");
+  CHECK(server.psql(database, "SELECT count(*) FROM chunks WHERE terms ?& array['pars', 'request']") == "3");
   CHECK(server.psql(database, "SELECT bit_count(code) FROM chunks LIMIT 1") == "8");
 
   Snapshot snapshot{"org/app", "main", "c0ffee", "builtin",
@@ -250,50 +268,50 @@ TEST_CASE("pgstore: a connection string libpq cannot read is refused without quo
   CHECK(opened.error().message.find("neither a postgresql:// URI nor key=value") != std::string::npos);
 }
 
-TEST_CASE("pgstore: a tsvector sent in binary is the one its text form reads as", "[pgstore][copy]") {
+TEST_CASE("pgstore: a term's counts per field are packed in one number, each capped at 127", "[pgstore]") {
+  using kasava::pgstore::term_counts_value;
+  CHECK(term_counts_value({0, 0, 0, 1}) == "1");
+  CHECK(term_counts_value({1, 0, 0, 1}) == std::to_string((1 << 21) + 1));
+  CHECK(term_counts_value({0, 2, 3, 4}) == std::to_string((2 << 14) + (3 << 7) + 4));
+  CHECK(term_counts_value({500, 0, 0, 128}) == std::to_string((127 << 21) + 127));
+}
+
+TEST_CASE("pgstore: a chunk's terms sent in binary are the jsonb their text reads as", "[pgstore][copy]") {
   PostgresServer& server = PostgresServer::shared();
   const std::string database = server.create_database("binary_terms");
   auto opened = Connection::open(server.uri(database));
   REQUIRE(opened);
   Connection& c = **opened;
-  c.exec("CREATE TABLE t(n integer, v tsvector, b bit varying)");
-  // Quotes and backslashes escaped, non-ASCII, every weight, repeated positions (the text
-  // input keeps one: with the highest weight, or the first at the capped last position), a
-  // lexeme without positions, and what chunk_terms makes of a chunk.
+  c.exec("CREATE TABLE t(v jsonb, b bit varying)");
+  // Non-ASCII text, every field.
   kasava::types::Chunk chunk;
   chunk.symbol = "parse_request";
-  chunk.signature = "def parse_request(raw, héllo)";
+  chunk.signature = "def parse_request(raw, h\xc3\xa9llo, it's)";
   chunk.doc = "Parses a request.";
-  chunk.text = "def parse_request(raw, héllo):\n    return raw.split('\\\\')\n";
+  chunk.text = "def parse_request(raw, h\xc3\xa9llo, it's):\n    return raw.split('\\\\')\n";
   int length = 0;
-  const std::vector<std::string> literals = {
-      "'it''s':1A 'back\\\\slash':2B,3C 'ünï':4D",
-      "'cap':16382D,16383D,16383B 'bare' 'x':7", "'dup':5D,5B,6A",
-      "",
-      kasava::pgstore::chunk_terms(chunk, length),
-  };
+  std::vector<std::string> distinct;
+  const std::string terms = kasava::pgstore::chunk_terms(chunk, length, &distinct);
+  CHECK(length > 10);
+  REQUIRE(std::find(distinct.begin(), distinct.end(), "request") != distinct.end());
   {
     kasava::pgstore::Transaction transaction(c);
-    kasava::pgstore::CopyIn copy(c, "COPY t(n, v, b) FROM STDIN (FORMAT binary)");
-    for (std::size_t i = 0; i < literals.size(); ++i) {
-      const auto binary = kasava::pgstore::binary_tsvector(literals[i]);
-      REQUIRE(binary);
-      copy.int32(static_cast<std::int32_t>(i)).value(*binary).value(kasava::pgstore::binary_bits("\x0f\xf0")).end_row();
-    }
-    CHECK(copy.finish() == static_cast<std::int64_t>(literals.size()));
+    kasava::pgstore::CopyIn copy(c, "COPY t(v, b) FROM STDIN (FORMAT binary)");
+    copy.value('\x01' + terms).value(kasava::pgstore::binary_bits("\x0f\xf0")).end_row();
+    CHECK(copy.finish() == 1);
     transaction.commit();
   }
-  for (std::size_t i = 0; i < literals.size(); ++i) {
-    INFO(literals[i]);
-    const auto same = c.exec("SELECT v = $1::tsvector, v::text, $1::tsvector::text FROM t WHERE n = $2",
-                             {kasava::pgstore::Param::text(literals[i]), kasava::pgstore::Param::text(std::to_string(i))});
-    REQUIRE(same.size() == 1);
-    CHECK(same.at(0, 1) == same.at(0, 2));
-    CHECK(same.at(0, 0) == "t");
-  }
-  CHECK(c.exec("SELECT count(*) FROM t WHERE b = B'0000111111110000'").at(0, 0) == std::to_string(literals.size()));
-  CHECK_FALSE(kasava::pgstore::binary_tsvector("'open:1A"));
-  CHECK_FALSE(kasava::pgstore::binary_tsvector("'a':2A,1B"));
+  INFO(terms);
+  CHECK(c.exec("SELECT v = $1::jsonb FROM t", {kasava::pgstore::Param::text(terms)}).at(0, 0) == "t");
+  CHECK(c.exec("SELECT count(*) FROM t, jsonb_object_keys(v)").at(0, 0) == std::to_string(distinct.size()));
+  // "request": in the symbol (a part of parse_request), the signature, the doc and the body.
+  const std::int64_t request = std::stoll(c.exec("SELECT (v ->> 'request')::int FROM t").at(0, 0));
+  CHECK((request >> 21 & 127) >= 1);
+  CHECK((request >> 14 & 127) >= 1);
+  CHECK((request >> 7 & 127) == 1);
+  CHECK((request & 127) >= 1);
+  CHECK(c.exec("SELECT v ? 'h\xc3\xa9llo' FROM t").at(0, 0) == "t");
+  CHECK(c.exec("SELECT count(*) FROM t WHERE b = B'0000111111110000'").at(0, 0) == "1");
 }
 
 TEST_CASE("pgstore: a COPY the server refuses, or one left unfinished, leaves the connection usable",
