@@ -101,13 +101,13 @@ constexpr const char* k_unreferenced =
 // the model's usual code length) or whose text is missing: hex id, model.
 constexpr const char* k_damaged_blobs = R"sql(
 WITH lengths AS (
-  SELECT model_id, mode() WITHIN GROUP (ORDER BY length(code)) AS bits
-  FROM chunks WHERE code IS NOT NULL GROUP BY model_id),
+  SELECT model_id, mode() WITHIN GROUP (ORDER BY length(code)) AS bits FROM chunk_codes GROUP BY model_id),
 counted AS (
   SELECT c.blob_id, c.model_id, count(*) AS n, max(c.ordinal) AS top, min(c.ordinal) AS bottom,
-    bool_or((c.code IS NULL) <> (c.vector IS NULL) OR length(c.code) <> l.bits OR
-            octet_length(c.vector) - 4 NOT BETWEEN (length(c.code) - 6) / 2 AND length(c.code) / 2) AS bad
-  FROM chunks c LEFT JOIN lengths l ON l.model_id = c.model_id GROUP BY c.blob_id, c.model_id)
+    bool_or((k.code IS NULL) <> (c.vector IS NULL) OR length(k.code) <> l.bits OR
+            octet_length(c.vector) - 4 NOT BETWEEN (length(k.code) - 6) / 2 AND length(k.code) / 2) AS bad
+  FROM chunks c LEFT JOIN chunk_codes k USING (blob_id, model_id, ordinal)
+  LEFT JOIN lengths l ON l.model_id = c.model_id GROUP BY c.blob_id, c.model_id)
 SELECT encode(b.blob_id, 'hex'), b.model_id FROM blobs b
 LEFT JOIN counted k ON k.blob_id = b.blob_id AND k.model_id = b.model_id
 WHERE coalesce(k.n, 0) <> b.chunks OR (k.n > 0 AND (k.top <> k.n - 1 OR k.bottom <> 0))

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <initializer_list>
 #include <sstream>
 #include <string_view>
@@ -33,14 +34,15 @@ std::int64_t number(const std::string& text) {
   }
 }
 
-// The candidates of a lexical search: the chunks of the refs' snapshots holding any of the
-// terms (GIN, `?|`), each term's counts read with one lookup into the chunk's terms, scored by
-// BM25 with FTS5's k1 (1.2) and b (0.75) as FTS5's bm25() (and core/store's kasava_bm25) has
-// them: the SQL score only chooses which candidates to send, core/search ranks them with the
-// same numbers. The lookups sit in a subquery kept apart (OFFSET 0) so that each is made once
-// per chunk, not once per use. Parameters: $1 model, $2 refs, $3 the terms, $4..$7 the field
-// weights, $8 the average length, $9 the limit, then per term its text and its IDF.
-std::string match_sql(std::size_t terms) {
+// The candidates of a lexical search: the chunks of the refs' snapshots that hold all the terms
+// of one of `subsets` (GIN, `?&`), or any term when there are no subsets (`?|`), each term's counts read with one lookup into the chunk's terms, scored by BM25
+// with FTS5's k1 (1.2) and b (0.75) as FTS5's bm25() (and core/store's kasava_bm25) has them:
+// the SQL score only chooses which candidates to send, core/search ranks them with the same
+// numbers. The lookups sit in a subquery kept apart (OFFSET 0) so that each is made once per
+// chunk, not once per use. Parameters: $1 model, $2 refs, $3 the terms, $4..$7 the field
+// weights, $8 the average length, $9 the limit, then per term its text and its IDF, then per
+// subset its terms.
+std::string match_sql(std::size_t terms, const std::vector<std::vector<std::size_t>>& subsets) {
   // Appends pieces: `"literal" + std::string` trips GCC 12's -Wrestrict.
   const auto add = [](std::string& out, std::initializer_list<std::string_view> pieces) {
     for (const std::string_view piece : pieces) out.append(piece);
@@ -57,24 +59,62 @@ std::string match_sql(std::size_t terms) {
                 " >> 21) & 127) * $4::float8 + ((v", v, " >> 14) & 127) * $5::float8 + ((v", v,
                 " >> 7) & 127) * $6::float8 + (v", v, " & 127) * $7::float8)) END"});
   }
+  std::string condition;
+  for (std::size_t i = 0; i < subsets.size(); ++i) {
+    add(condition, {i == 0 ? "(" : " OR ", "c.terms ?& $", std::to_string(10 + 2 * terms + i), "::text[]"});
+  }
+  condition += ")";
   std::string sql;
-  add(sql, {"WITH b AS MATERIALIZED (SELECT DISTINCT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[])),\n"
-            "m AS (\n  SELECT c.blob_id, c.ordinal, c.length, x.*\n  FROM chunks c\n"
-            "  CROSS JOIN LATERAL (SELECT 1.2 * (0.25 + 0.75 * c.length / $8::float8) AS k",
-            lookups,
-            " OFFSET 0) x\n  WHERE c.model_id = $1 AND c.terms ?| $3::text[] AND c.blob_id IN (SELECT blob_id FROM b))\n"
-            "SELECT encode(blob_id, 'hex'), ordinal, length",
-            counts, ", ", score, " AS score\nFROM m ORDER BY score DESC, blob_id, ordinal LIMIT $9"});
+  if (subsets.empty()) {
+    add(sql, {"WITH b AS MATERIALIZED (SELECT DISTINCT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[])),\n"
+              "m AS (\n  SELECT c.blob_id, c.ordinal, c.length, x.*\n  FROM chunks c\n"
+              "  CROSS JOIN LATERAL (SELECT 1.2 * (0.25 + 0.75 * c.length / $8::float8) AS k",
+              lookups,
+              " OFFSET 0) x\n  WHERE c.model_id = $1 AND c.terms ?| $3::text[] AND c.blob_id IN (SELECT blob_id FROM b))\n"});
+  } else {
+    // The sets' chunks found on their own, through the GIN index (joined with the refs'
+    // blobs, the planner, not knowing how few chunks hold all terms of a set, would rather
+    // read every chunk of every blob); then the refs' ones among them. $3 is named for its type.
+    add(sql, {"WITH m AS MATERIALIZED (\n  SELECT c.blob_id, c.ordinal, c.length, x.*\n  FROM chunks c\n"
+              "  CROSS JOIN LATERAL (SELECT 1.2 * (0.25 + 0.75 * c.length / $8::float8) AS k",
+              lookups, " OFFSET 0) x\n  WHERE c.model_id = $1 AND ", condition,
+              " AND cardinality($3::text[]) > 0)\n"});
+  }
+  add(sql, {"SELECT encode(blob_id, 'hex'), ordinal, length", counts, ", ", score, " AS score\nFROM m",
+            subsets.empty() ? "" : " WHERE blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]))",
+            " ORDER BY score DESC, blob_id, ordinal LIMIT $9"});
   return sql;
 }
 
+// The refs' codes compared with the query's. The distance is computed once (OFFSET 0) and its
+// length checked there, not in the WHERE clause: guessing that few rows have the length, the
+// planner went from each code to snapshot_files by index (1.2 s for 561,000 codes) instead
+// of hashing the refs' blobs once.
 constexpr const char* k_nearest_sql = R"sql(
-SELECT encode(c.blob_id, 'hex'), c.ordinal, bit_count(c.code # $3::bit varying) AS d
-FROM chunks c
-WHERE c.model_id = $1 AND c.code IS NOT NULL AND length(c.code) = $4
-  AND c.blob_id IN (SELECT blob_id FROM snapshot_files
-                    WHERE ref_id = ANY($2::bigint[]) AND ($6 = '' OR language = $6))
-ORDER BY d, c.blob_id, c.ordinal
+SELECT encode(blob_id, 'hex'), ordinal, d FROM (
+  SELECT c.blob_id, c.ordinal, CASE WHEN length(c.code) = $4 THEN bit_count(c.code # $3::bit varying) END AS d
+  FROM chunk_codes c
+  WHERE c.model_id = $1
+    AND c.blob_id IN (SELECT blob_id FROM snapshot_files
+                      WHERE ref_id = ANY($2::bigint[]) AND ($6 = '' OR language = $6))
+  OFFSET 0) c
+WHERE d IS NOT NULL
+ORDER BY d, blob_id, ordinal
+LIMIT $5
+)sql";
+
+// The nearest $7 codes of the whole store, then those of the refs' blobs among them: when the
+// refs hold most of the store, their nearest `limit` are usually there, and finding them costs
+// no lookup of each code's blob among the refs'. Parameters as k_nearest_sql's.
+constexpr const char* k_nearest_of_all_sql = R"sql(
+WITH n AS MATERIALIZED (
+  SELECT blob_id, ordinal, d FROM (
+    SELECT c.blob_id, c.ordinal, CASE WHEN length(c.code) = $4 THEN bit_count(c.code # $3::bit varying) END AS d
+    FROM chunk_codes c WHERE c.model_id = $1 OFFSET 0) c
+  WHERE d IS NOT NULL ORDER BY d, blob_id, ordinal LIMIT $7)
+SELECT encode(blob_id, 'hex'), ordinal, d, (SELECT count(*) FROM n) FROM n
+WHERE blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]) AND ($6 = '' OR language = $6))
+ORDER BY d, blob_id, ordinal
 LIMIT $5
 )sql";
 
@@ -145,6 +185,12 @@ util::Result<std::unique_ptr<Reader>> Reader::open(const std::string& conninfo) 
                          ", older than this kasava's (" + std::to_string(k_schema_version) +
                          "): publish to it once with this kasava (`kasava index --store`), which upgrades it"};
     }
+    // A search's statements are short: compiling one with LLVM (70 ms for the Hamming scan of
+    // 561,000 codes) costs more than it saves. And the tables a search reads by key are the
+    // cached kind: at the default random_page_cost (4) the planner read all 561,000 codes to
+    // keep one repository's 5,100 (97 ms) rather than look them up by blob (16 ms).
+    c.exec("SET jit = off");
+    c.exec("SET random_page_cost = 1.1");
   } catch (const util::Failure& error) {
     return util::Error{error.what()};
   }
@@ -183,10 +229,67 @@ TermStatistics Reader::term_statistics(std::int16_t model, const std::vector<std
   return statistics;
 }
 
+namespace {
+
+// BM25 gives a term at most its IDF times k1 + 1 (2.2), however often it occurs: a chunk
+// holding only the terms of a set scores less than the sum of their bounds.
+double bound_of(const std::vector<std::size_t>& subset, const std::vector<double>& bounds) {
+  double sum = 0.0;
+  for (const std::size_t term : subset) sum += bounds[term];
+  return sum;
+}
+
+// The sets of terms (among `present`, those some chunk holds) that could make a chunk score
+// `threshold` or more, and none of whose own subsets could: a chunk scoring that much holds
+// all terms of one of them. Empty when there are more than `most`.
+std::vector<std::vector<std::size_t>> minimal_subsets(const std::vector<std::size_t>& present,
+                                                      const std::vector<double>& bounds, double threshold,
+                                                      std::size_t most) {
+  std::vector<std::vector<std::size_t>> subsets;
+  const std::size_t n = present.size();
+  for (std::uint32_t mask = 1; mask < (1u << n); ++mask) {
+    std::vector<std::size_t> subset;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (mask & (1u << i)) subset.push_back(present[i]);
+    }
+    const double sum = bound_of(subset, bounds);
+    if (sum < threshold) continue;
+    bool minimal = true;
+    for (const std::size_t term : subset) minimal = minimal && sum - bounds[term] < threshold;
+    if (!minimal) continue;
+    if (subsets.size() == most) return {};
+    subsets.push_back(std::move(subset));
+  }
+  return subsets;
+}
+
+// The subsets of `present` with `size` terms.
+std::vector<std::vector<std::size_t>> subsets_of_size(const std::vector<std::size_t>& present, std::size_t size) {
+  std::vector<std::vector<std::size_t>> subsets;
+  const std::size_t n = present.size();
+  for (std::uint32_t mask = 1; mask < (1u << n); ++mask) {
+    if (static_cast<std::size_t>(__builtin_popcount(mask)) != size) continue;
+    std::vector<std::size_t> subset;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (mask & (1u << i)) subset.push_back(present[i]);
+    }
+    subsets.push_back(std::move(subset));
+  }
+  return subsets;
+}
+
+// More subsets than this in one statement cost more in index scans than they spare.
+constexpr std::size_t k_most_subsets = 24;
+// Terms beyond this many are not narrowed (2^n subsets are enumerated).
+constexpr std::size_t k_most_narrowed_terms = 12;
+
+} // namespace
+
 std::vector<TermMatch> Reader::match_terms(std::int16_t model, const std::vector<std::int64_t>& refs,
                                            const std::vector<std::string>& terms,
                                            const TermStatistics& statistics,
-                                           const std::array<double, 4>& weights, int limit) {
+                                           const std::array<double, 4>& weights, int limit,
+                                           std::int64_t narrowing_above) {
   if (terms.empty() || refs.empty()) return {};
   const auto as_text = [](double number) {
     std::ostringstream text;
@@ -202,28 +305,79 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model, const std::vector
   for (const double weight : weights) params.push_back(Param::text(as_text(weight)));
   params.push_back(Param::text(as_text(average)));
   params.push_back(Param::text(std::to_string(limit)));
+  std::vector<double> bounds;
+  std::vector<std::size_t> present;
+  std::int64_t holding_any = 0;
   for (std::size_t i = 0; i < terms.size(); ++i) {
-    const double frequency =
-        i < statistics.document_frequency.size() ? static_cast<double>(statistics.document_frequency[i]) : 0.0;
+    const std::int64_t frequency = i < statistics.document_frequency.size() ? statistics.document_frequency[i] : 0;
+    const double idf = std::log(std::max((chunks - static_cast<double>(frequency) + 0.5) /
+                                             (static_cast<double>(frequency) + 0.5), 1.000001));
     params.push_back(Param::text(terms[i]));
-    params.push_back(Param::text(as_text(std::log(std::max((chunks - frequency + 0.5) / (frequency + 0.5), 1.000001)))));
+    params.push_back(Param::text(as_text(idf)));
+    bounds.push_back(idf * 2.2);
+    if (frequency > 0) present.push_back(i);
+    holding_any += frequency;
   }
-  const Rows rows = m_connection->exec(match_sql(terms.size()), params);
-  std::vector<TermMatch> matches;
-  matches.reserve(rows.size());
-  for (const auto& row : rows.rows) {
-    TermMatch match{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2])), {}};
-    for (std::size_t i = 0; i < terms.size() && 3 + i < row.size(); ++i) {
-      const std::int64_t packed = number(row[3 + i]);
-      if (packed == 0) continue;
-      match.terms.emplace_back(terms[i], std::array<int, 4>{static_cast<int>((packed >> 21) & 127),
-                                                            static_cast<int>((packed >> 14) & 127),
-                                                            static_cast<int>((packed >> 7) & 127),
-                                                            static_cast<int>(packed & 127)});
+
+  struct Round {
+    std::vector<TermMatch> matches;
+    double threshold = 0.0;  ///< the last score when `limit` came back, else 0 (anything may enter)
+  };
+  const auto run = [&](const std::vector<std::vector<std::size_t>>& subsets) {
+    std::vector<Param> round_params = params;
+    for (const auto& subset : subsets) {
+      std::vector<std::string> members;
+      for (const std::size_t term : subset) members.push_back(terms[term]);
+      round_params.push_back(Param::text(text_array(members)));
     }
-    matches.push_back(std::move(match));
+    const Rows rows = m_connection->exec(match_sql(terms.size(), subsets), round_params);
+    Round round;
+    round.matches.reserve(rows.size());
+    for (const auto& row : rows.rows) {
+      TermMatch match{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2])), {}};
+      for (std::size_t i = 0; i < terms.size() && 3 + i < row.size(); ++i) {
+        const std::int64_t packed = number(row[3 + i]);
+        if (packed == 0) continue;
+        match.terms.emplace_back(terms[i], std::array<int, 4>{static_cast<int>((packed >> 21) & 127),
+                                                              static_cast<int>((packed >> 14) & 127),
+                                                              static_cast<int>((packed >> 7) & 127),
+                                                              static_cast<int>(packed & 127)});
+      }
+      round.matches.push_back(std::move(match));
+    }
+    if (!rows.rows.empty() && rows.size() >= static_cast<std::size_t>(limit)) {
+      round.threshold = std::strtod(rows.rows.back().back().c_str(), nullptr);
+    }
+    return round;
+  };
+
+  // Where many chunks hold some term, the best `limit` are found among fewer: first the
+  // chunks holding all of the terms (then all but one, …) until `limit` of them come back,
+  // whose last score is a threshold; a chunk outside them can reach it only by holding every
+  // term of a set whose bounds add up to it, so the chunks holding such a set are the last
+  // statement, and its best `limit` are the best of all (MaxScore's reasoning, by sets of
+  // terms). Ties at the threshold are kept: the sets' bounds may equal it.
+  if (holding_any > narrowing_above && present.size() >= 2 && present.size() <= k_most_narrowed_terms) {
+    // The refs' chunks (blobs shared by refs counted again) bound the matches as well.
+    holding_any = std::min(holding_any, number(m_connection->exec("SELECT coalesce(sum(chunks), 0) FROM refs "
+                                                                  "WHERE id = ANY($1::bigint[])",
+                                                                  {Param::text(array_of(refs))}).at(0, 0)));
   }
-  return matches;
+  if (holding_any <= narrowing_above || present.size() < 2 || present.size() > k_most_narrowed_terms) {
+    return run({}).matches;
+  }
+  for (std::size_t size = present.size(); size >= 2; --size) {
+    const auto level = subsets_of_size(present, size);
+    if (level.size() > k_most_subsets) break;
+    Round round = run(level);
+    if (round.threshold <= 0.0) continue;
+    const auto last = minimal_subsets(present, bounds, round.threshold * (1.0 - 1e-9), k_most_subsets);
+    if (last.empty()) break;
+    // Every chunk of the last sets already came back when each of them is this large.
+    const bool covered = std::all_of(last.begin(), last.end(), [&](const auto& subset) { return subset.size() >= size; });
+    return covered ? std::move(round.matches) : run(last).matches;
+  }
+  return run({}).matches;
 }
 
 std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vector<std::int64_t>& refs,
@@ -231,15 +385,35 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
   if (refs.empty() || code.empty()) return {};
   std::string bits = "x";  // bit varying's hex input
   bits.append(to_hex(code));
-  const Rows rows = m_connection->exec(
-      k_nearest_sql, {Param::text(std::to_string(model)), Param::text(array_of(refs)), Param::text(bits), Param::text(std::to_string(code.size() * 8)),
-                      Param::text(std::to_string(limit)), Param::text(language)});
-  std::vector<CodeMatch> matches;
-  matches.reserve(rows.size());
-  for (const auto& row : rows.rows) {
-    matches.push_back(CodeMatch{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2]))});
+  std::vector<Param> params = {Param::text(std::to_string(model)), Param::text(array_of(refs)), Param::text(bits),
+                               Param::text(std::to_string(code.size() * 8)), Param::text(std::to_string(limit)),
+                               Param::text(language)};
+  const auto matches_of = [](const Rows& rows) {
+    std::vector<CodeMatch> matches;
+    matches.reserve(rows.size());
+    for (const auto& row : rows.rows) {
+      matches.push_back(CodeMatch{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2]))});
+    }
+    return matches;
+  };
+  // The refs' chunks (shared blobs counted again) against the store's.
+  const Rows share = m_connection->exec(
+      "SELECT (SELECT coalesce(sum(chunks), 0) FROM refs WHERE id = ANY($1::bigint[])), "
+      "(SELECT coalesce(max(chunks), 0) FROM model_stats WHERE model_id = $2)",
+      {Param::text(array_of(refs)), Param::text(std::to_string(model))});
+  if (language.empty() && 2 * number(share.at(0, 0)) >= number(share.at(0, 1))) {
+    // Exact when `limit` come back (every code of the refs nearer than the last one kept, or
+    // as near and before it in key order, is among the store's nearest), or when the store's
+    // nearest were all its codes.
+    const int nearest_of_all = 2 * limit;
+    params.push_back(Param::text(std::to_string(nearest_of_all)));
+    const Rows rows = m_connection->exec(k_nearest_of_all_sql, params);
+    if (rows.size() >= static_cast<std::size_t>(limit) || (rows.size() > 0 && number(rows.rows[0][3]) < nearest_of_all)) {
+      return matches_of(rows);
+    }
+    params.pop_back();
   }
-  return matches;
+  return matches_of(m_connection->exec(k_nearest_sql, params));
 }
 
 std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<ChunkKey>& keys) {

@@ -97,10 +97,16 @@ public:
   TermStatistics term_statistics(std::int16_t model, const std::vector<std::string>& terms);
   /// Chunks of the refs' snapshots holding any of `terms` (stemmed, each once), at most
   /// `limit`, the best first by a BM25 of their fields with these weights (symbol and parent,
-  /// signature, doc, body) and the statistics term_statistics gave for these terms.
+  /// signature, doc, body) and the statistics term_statistics gave for these terms. When more
+  /// than `narrowing_above` chunks may hold a term, the same best are found among the chunks
+  /// holding most of the terms first (search.cpp says how).
   std::vector<TermMatch> match_terms(std::int16_t model, const std::vector<std::int64_t>& refs,
                                      const std::vector<std::string>& terms, const TermStatistics& statistics,
-                                     const std::array<double, 4>& weights, int limit);
+                                     const std::array<double, 4>& weights, int limit,
+                                     std::int64_t narrowing_above = k_narrowing_above);
+  /// Under this many chunks holding any term, one statement over them all is cheaper than
+  /// narrowing them first (whose candidates a later, wider statement may score again).
+  static constexpr std::int64_t k_narrowing_above = 20000;
   /// The `limit` chunks of the refs' snapshots nearest to `code` (bytes as stored) by Hamming
   /// distance, nearest first; `language` non-empty: only files of that language.
   std::vector<CodeMatch> nearest_codes(std::int16_t model, const std::vector<std::int64_t>& refs,
