@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <limits>
 #include <random>
 #include <string>
@@ -58,6 +59,22 @@ std::vector<BlobUpload> random_blobs(int first, int blobs, std::mt19937& random)
   return uploads;
 }
 
+// A store of 100 random blobs (blob ids 1 to 100), with these snapshots published, and a
+// reader of it.
+std::unique_ptr<Reader> random_store(const std::string& database, unsigned seed,
+                                     const std::vector<Snapshot>& snapshots, std::mt19937& random) {
+  PostgresServer& server = PostgresServer::shared();
+  random.seed(seed);
+  {
+    auto store = open_pg_store(server.uri(database));
+    REQUIRE(store->put_blobs(random_blobs(1, 100, random), "builtin") == 100);
+    for (const Snapshot& snapshot : snapshots) store->swap_snapshot(snapshot);
+  }
+  auto opened = Reader::open(server.uri(database));
+  REQUIRE(opened);
+  return std::move(opened).value();
+}
+
 Snapshot snapshot_of(const std::string& repository, int first, int blobs) {
   Snapshot snapshot{repository, "main", "c0ffee", "builtin", {}, {}};
   for (int b = first; b < first + blobs; ++b) {
@@ -70,25 +87,17 @@ Snapshot snapshot_of(const std::string& repository, int first, int blobs) {
 
 TEST_CASE("pgstore: the chunks holding most terms, narrowed to, give the best chunks of all",
           "[pgstore][search]") {
-  PostgresServer& server = PostgresServer::shared();
-  const std::string database = server.create_database("narrowing");
-  std::mt19937 random(7);
-  {
-    auto store = open_pg_store(server.uri(database));
-    // 60 blobs in org/a, 40 in org/b (10 of them shared), 10 that no ref holds any more.
-    REQUIRE(store->put_blobs(random_blobs(1, 100, random), "builtin") == 100);
-    store->swap_snapshot(snapshot_of("org/a", 1, 60));
-    store->swap_snapshot(snapshot_of("org/b", 51, 40));
-  }
-  auto opened = Reader::open(server.uri(database));
-  REQUIRE(opened);
-  Reader& reader = **opened;
+  std::mt19937 random;
+  // 60 blobs in org/a, 40 in org/b (10 of them shared), 10 that no ref holds any more.
+  const auto opened = random_store(PostgresServer::shared().create_database("narrowing"), 7,
+                                   {snapshot_of("org/a", 1, 60), snapshot_of("org/b", 51, 40)}, random);
+  Reader& reader = *opened;
   const auto refs = reader.refs();
   REQUIRE(refs.size() == 2);
   const std::int16_t model = reader.model_id("builtin");
   REQUIRE(model != 0);
 
-  int narrowed_differently = 0;
+  int full_pages = 0;
   int compared = 0;
   for (const std::vector<std::int64_t>& ref_ids :
        {std::vector<std::int64_t>{refs[0].id, refs[1].id}, std::vector<std::int64_t>{refs[1].id}}) {
@@ -114,29 +123,22 @@ TEST_CASE("pgstore: the chunks holding most terms, narrowed to, give the best ch
           CHECK(narrowed[i].terms == plain[i].terms);
         }
         ++compared;
-        narrowed_differently += plain.size() == static_cast<std::size_t>(limit) ? 1 : 0;
+        full_pages += plain.size() == static_cast<std::size_t>(limit) ? 1 : 0;
       }
     }
   }
   // Most comparisons had more matches than the limit: the narrowing was exercised.
-  CHECK(narrowed_differently > compared / 2);
+  CHECK(full_pages > compared / 2);
 }
 
 TEST_CASE("pgstore: the store's nearest codes, then the refs' among them, are the refs' nearest",
           "[pgstore][search]") {
-  PostgresServer& server = PostgresServer::shared();
-  const std::string database = server.create_database("nearest");
-  std::mt19937 random(11);
-  {
-    auto store = open_pg_store(server.uri(database));
-    REQUIRE(store->put_blobs(random_blobs(1, 100, random), "builtin") == 100);
-    store->swap_snapshot(snapshot_of("org/a", 1, 90));  // most of the store
-    store->swap_snapshot(snapshot_of("org/b", 81, 15));
-    store->swap_snapshot(snapshot_of("org/c", 1, 50));  // half of it: its nearest often beyond the store's
-  }
-  auto opened = Reader::open(server.uri(database));
-  REQUIRE(opened);
-  Reader& reader = **opened;
+  std::mt19937 random;
+  // org/a holds most of the store; org/c half of it: its nearest are often beyond the store's.
+  const auto opened = random_store(PostgresServer::shared().create_database("nearest"), 11,
+                                   {snapshot_of("org/a", 1, 90), snapshot_of("org/b", 81, 15), snapshot_of("org/c", 1, 50)},
+                                   random);
+  Reader& reader = *opened;
   const auto refs = reader.refs();
   REQUIRE(refs.size() == 3);
   const std::int16_t model = reader.model_id("builtin");
