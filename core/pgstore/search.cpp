@@ -35,13 +35,13 @@ std::int64_t number(const std::string& text) {
 }
 
 // The candidates of a lexical search: the chunks of the refs' snapshots that hold all the terms
-// of one of `subsets` (GIN, `?&`), or any term when there are no subsets (`?|`), each term's counts read with one lookup into the chunk's terms, scored by BM25
-// with FTS5's k1 (1.2) and b (0.75) as FTS5's bm25() (and core/store's kasava_bm25) has them:
-// the SQL score only chooses which candidates to send, core/search ranks them with the same
-// numbers. The lookups sit in a subquery kept apart (OFFSET 0) so that each is made once per
-// chunk, not once per use. Parameters: $1 model, $2 refs, $3 the terms, $4..$7 the field
-// weights, $8 the average length, $9 the limit, then per term its text and its IDF, then per
-// subset its terms.
+// of one of `subsets` (GIN, `?&`), or any term when there are no subsets (`?|`); each term's
+// counts read with one lookup into the chunk's terms, scored by BM25 with FTS5's k1 (1.2) and
+// b (0.75) as FTS5's bm25() (and core/store's kasava_bm25) has them: the SQL score only
+// chooses which candidates to send, core/search ranks them with the same numbers. The
+// lookups sit in a subquery kept apart (OFFSET 0) so that each is made once per chunk, not
+// once per use. Parameters: $1 model, $2 refs, $3 the terms, $4..$7 the field weights, $8 the
+// average length, $9 the limit, then per term its text and its IDF, then per subset its terms.
 std::string match_sql(std::size_t terms, const std::vector<std::vector<std::size_t>>& subsets) {
   // Appends pieces: `"literal" + std::string` trips GCC 12's -Wrestrict.
   const auto add = [](std::string& out, std::initializer_list<std::string_view> pieces) {
@@ -70,7 +70,8 @@ std::string match_sql(std::size_t terms, const std::vector<std::vector<std::size
               "m AS (\n  SELECT c.blob_id, c.ordinal, c.length, x.*\n  FROM chunks c\n"
               "  CROSS JOIN LATERAL (SELECT 1.2 * (0.25 + 0.75 * c.length / $8::float8) AS k",
               lookups,
-              " OFFSET 0) x\n  WHERE c.model_id = $1 AND c.terms ?| $3::text[] AND c.blob_id IN (SELECT blob_id FROM b))\n"});
+              " OFFSET 0) x\n  WHERE c.model_id = $1 AND c.terms ?| $3::text[]"
+              " AND c.blob_id IN (SELECT blob_id FROM b))\n"});
   } else {
     // The sets' chunks found on their own, through the GIN index (joined with the refs'
     // blobs, the planner, not knowing how few chunks hold all terms of a set, would rather
@@ -81,7 +82,8 @@ std::string match_sql(std::size_t terms, const std::vector<std::vector<std::size
               " AND cardinality($3::text[]) > 0)\n"});
   }
   add(sql, {"SELECT encode(blob_id, 'hex'), ordinal, length", counts, ", ", score, " AS score\nFROM m",
-            subsets.empty() ? "" : " WHERE blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]))",
+            subsets.empty() ? ""
+                            : " WHERE blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]))",
             " ORDER BY score DESC, blob_id, ordinal LIMIT $9"});
   return sql;
 }
@@ -374,7 +376,8 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model, const std::vector
     const auto last = minimal_subsets(present, bounds, round.threshold * (1.0 - 1e-9), k_most_subsets);
     if (last.empty()) break;
     // Every chunk of the last sets already came back when each of them is this large.
-    const bool covered = std::all_of(last.begin(), last.end(), [&](const auto& subset) { return subset.size() >= size; });
+    const bool covered =
+        std::all_of(last.begin(), last.end(), [&](const auto& subset) { return subset.size() >= size; });
     return covered ? std::move(round.matches) : run(last).matches;
   }
   return run({}).matches;
@@ -392,7 +395,8 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
     std::vector<CodeMatch> matches;
     matches.reserve(rows.size());
     for (const auto& row : rows.rows) {
-      matches.push_back(CodeMatch{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2]))});
+      matches.push_back(
+          CodeMatch{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2]))});
     }
     return matches;
   };
@@ -408,7 +412,8 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
     const int nearest_of_all = 2 * limit;
     params.push_back(Param::text(std::to_string(nearest_of_all)));
     const Rows rows = m_connection->exec(k_nearest_of_all_sql, params);
-    if (rows.size() >= static_cast<std::size_t>(limit) || (rows.size() > 0 && number(rows.rows[0][3]) < nearest_of_all)) {
+    const bool whole_store = rows.size() > 0 && number(rows.rows[0][3]) < nearest_of_all;
+    if (rows.size() >= static_cast<std::size_t>(limit) || whole_store) {
       return matches_of(rows);
     }
     params.pop_back();

@@ -456,7 +456,8 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
         const std::string id = *from_hex(blob.blob_id);
         for (std::size_t i = 0; i < blob.chunks.size(); ++i) {
           if (blob.chunks[i].code.empty()) continue;
-          codes.value(id).int16(model_number).int32(static_cast<std::int32_t>(i)).value(binary_bits(blob.chunks[i].code));
+          codes.value(id).int16(model_number).int32(static_cast<std::int32_t>(i));
+          codes.value(binary_bits(blob.chunks[i].code));
           codes.end_row();
         }
       }

@@ -136,7 +136,8 @@ TEST_CASE("pgstore: the store's nearest codes, then the refs' among them, are th
   std::mt19937 random;
   // org/a holds most of the store; org/c half of it: its nearest are often beyond the store's.
   const auto opened = random_store(PostgresServer::shared().create_database("nearest"), 11,
-                                   {snapshot_of("org/a", 1, 90), snapshot_of("org/b", 81, 15), snapshot_of("org/c", 1, 50)},
+                                   {snapshot_of("org/a", 1, 90), snapshot_of("org/b", 81, 15),
+                                    snapshot_of("org/c", 1, 50)},
                                    random);
   Reader& reader = *opened;
   const auto refs = reader.refs();
