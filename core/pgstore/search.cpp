@@ -241,6 +241,15 @@ double bound_of(const std::vector<std::size_t>& subset, const std::vector<double
   return sum;
 }
 
+// The members of `present` that `mask` names (bit i: present[i]).
+std::vector<std::size_t> members_of(const std::vector<std::size_t>& present, std::uint32_t mask) {
+  std::vector<std::size_t> subset;
+  for (std::size_t i = 0; i < present.size(); ++i) {
+    if (mask & (1u << i)) subset.push_back(present[i]);
+  }
+  return subset;
+}
+
 // The sets of terms (among `present`, those some chunk holds) that could make a chunk score
 // `threshold` or more, and none of whose own subsets could: a chunk scoring that much holds
 // all terms of one of them. Empty when there are more than `most`.
@@ -248,12 +257,8 @@ std::vector<std::vector<std::size_t>> minimal_subsets(const std::vector<std::siz
                                                       const std::vector<double>& bounds, double threshold,
                                                       std::size_t most) {
   std::vector<std::vector<std::size_t>> subsets;
-  const std::size_t n = present.size();
-  for (std::uint32_t mask = 1; mask < (1u << n); ++mask) {
-    std::vector<std::size_t> subset;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (mask & (1u << i)) subset.push_back(present[i]);
-    }
+  for (std::uint32_t mask = 1; mask < (1u << present.size()); ++mask) {
+    std::vector<std::size_t> subset = members_of(present, mask);
     const double sum = bound_of(subset, bounds);
     if (sum < threshold) continue;
     bool minimal = true;
@@ -268,14 +273,8 @@ std::vector<std::vector<std::size_t>> minimal_subsets(const std::vector<std::siz
 // The subsets of `present` with `size` terms.
 std::vector<std::vector<std::size_t>> subsets_of_size(const std::vector<std::size_t>& present, std::size_t size) {
   std::vector<std::vector<std::size_t>> subsets;
-  const std::size_t n = present.size();
-  for (std::uint32_t mask = 1; mask < (1u << n); ++mask) {
-    if (static_cast<std::size_t>(__builtin_popcount(mask)) != size) continue;
-    std::vector<std::size_t> subset;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (mask & (1u << i)) subset.push_back(present[i]);
-    }
-    subsets.push_back(std::move(subset));
+  for (std::uint32_t mask = 1; mask < (1u << present.size()); ++mask) {
+    if (static_cast<std::size_t>(__builtin_popcount(mask)) == size) subsets.push_back(members_of(present, mask));
   }
   return subsets;
 }

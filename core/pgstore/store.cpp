@@ -276,7 +276,8 @@ std::string chunk_terms(const types::Chunk& chunk, int& length, std::vector<std:
       ++length;
       // Terms as the tsvectors of schema 3 had them, so that an upgraded store and a new
       // one agree: lexemes under 2 KiB, valid UTF-8 (and no NUL, which jsonb refuses).
-      if (token.size() >= 2047 || token.find('\0') != std::string_view::npos || !util::is_valid_utf8(token)) return;
+      if (token.size() >= 2047 || token.find('\0') != std::string_view::npos) return;
+      if (!util::is_valid_utf8(token)) return;
       ++terms[util::porter_stem(token)][static_cast<std::size_t>(field)];
     });
   };
