@@ -234,7 +234,7 @@ public:
     }
     try {
       return {200, results_json(request.query,
-                                search_store(m_context, **store, std::move(refs), options, &m_store.histories))};
+                                search_store(m_context, **store, std::move(refs), options))};
     } catch (const util::Failure& e) {
       return error_reply(503, std::string("the store cannot be searched: ") + e.what());
     }
@@ -346,7 +346,7 @@ ExitStatus run_serve(const ServeCommandOptions& options, Context& context, Prepa
   std::unique_ptr<serve::Backend> backend;
   std::string served;  // what the start line names
   // Store connections kept open between requests (a connection and the schema check cost
-  // more than a search's statements on a nearby server), and the refs' file histories.
+  // more than a search's statements on a nearby server).
   StoreAccess store_access(conninfo, k_kept_store_connections);
   if (!conninfo.empty()) {
     auto reader = store_access.readers.acquire();  // a store that cannot be read fails now

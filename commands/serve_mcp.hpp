@@ -17,7 +17,7 @@ namespace kasava::commands {
 /// The route for POST, GET (405: no stream) and DELETE on /mcp. `context` must outlive it.
 serve::Route mcp_route(Context& context, const QueryTarget& target, const std::string& repository);
 /// The same over a shared store's repositories (StoreTools), each caller seeing those its
-/// token may see; through `store` (connections, histories), which must outlive the route.
+/// token may see; through `store` (its connections), which must outlive the route.
 serve::Route store_mcp_route(Context& context, StoreAccess& store);
 
 }  // namespace kasava::commands

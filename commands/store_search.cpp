@@ -96,9 +96,8 @@ util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& vi
 
 std::vector<search::SearchHit> search_store(Context& context, pgstore::Reader& reader,
                                             std::vector<pgstore::RefInfo> refs,
-                                            const search::SearchOptions& options,
-                                            search::HistoryCache* histories) {
-  const search::StoreSource source(reader, std::move(refs), histories);
+                                            const search::SearchOptions& options) {
+  const search::StoreSource source(reader, std::move(refs));
   embed::Embedder* embedder = options.mode == search::Mode::lexical ? nullptr : &context.embedder();
   return search::search(source, options, embedder).value_or_throw();
 }

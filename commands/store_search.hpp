@@ -20,13 +20,11 @@ namespace kasava::commands {
 std::string chosen_store(const std::string& option);
 
 /// What a long-running process (`serve --store`, `mcp --store`) keeps of the store between
-/// searches: open connections, and the refs' tokenised file histories.
+/// searches: open connections.
 struct StoreAccess {
   StoreAccess(const std::string& conninfo, std::size_t connections_kept)
-      : readers(conninfo, connections_kept), histories(k_history_refs_kept) {}
-  static constexpr std::size_t k_history_refs_kept = 256;
+      : readers(conninfo, connections_kept) {}
   pgstore::ReaderPool readers;
-  search::HistoryCache histories;
 };
 
 /// Whether a caller may see the repository with this name (a token's globs); null: all.
@@ -52,11 +50,9 @@ pgstore::RefInfo choose_file_ref(pgstore::Reader& reader, const std::string& rep
 /// published_at}]}.
 util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& visible = nullptr);
 
-/// The search of `options` over `refs` of the store `reader` reads; file histories through
-/// `histories` when given.
+/// The search of `options` over `refs` of the store `reader` reads.
 std::vector<search::SearchHit> search_store(Context& context, pgstore::Reader& reader,
                                             std::vector<pgstore::RefInfo> refs,
-                                            const search::SearchOptions& options,
-                                            search::HistoryCache* histories = nullptr);
+                                            const search::SearchOptions& options);
 
 } // namespace kasava::commands

@@ -202,11 +202,13 @@ util::Result<std::unique_ptr<Reader>> Reader::open(const std::string& conninfo) 
 std::vector<RefInfo> Reader::refs() {
   const Rows rows = m_connection->exec(
       "SELECT f.id, r.name, f.name, coalesce(m.name, ''), "
-      "to_char(f.published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
-      "FROM refs f JOIN repositories r ON r.id = f.repository_id LEFT JOIN models m ON m.id = f.model_id "
+      "to_char(f.published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
+      "f.history_files FROM refs f JOIN repositories r ON r.id = f.repository_id "
+      "LEFT JOIN models m ON m.id = f.model_id "
       "WHERE f.published_at IS NOT NULL ORDER BY r.name, f.published_at DESC, f.name");
   std::vector<RefInfo> refs;
-  for (const auto& row : rows.rows) refs.push_back(RefInfo{number(row[0]), row[1], row[2], row[3], row[4]});
+  for (const auto& row : rows.rows)
+    refs.push_back(RefInfo{number(row[0]), row[1], row[2], row[3], row[4], number(row[5])});
   return refs;
 }
 
@@ -496,16 +498,87 @@ std::optional<std::string> Reader::file_text(std::int64_t ref, const std::string
   return std::move(text.front().second);
 }
 
-std::vector<std::tuple<std::int64_t, std::string, std::string>> Reader::histories(
-    const std::vector<std::int64_t>& refs) {
-  if (refs.empty()) return {};
-  const Rows rows = m_connection->exec(
-      "SELECT ref_id, path, subjects FROM file_history WHERE ref_id = ANY($1::bigint[]) ORDER BY 1, 2",
-      {Param::text(array_of(refs))});
-  std::vector<std::tuple<std::int64_t, std::string, std::string>> histories;
-  histories.reserve(rows.size());
-  for (const auto& row : rows.rows) histories.emplace_back(number(row[0]), row[1], row[2]);
-  return histories;
+namespace {
+
+// The best files by their history: the rows of the refs holding any term (GIN `?|`, or by
+// ref), each term's occurrences read once per row (f0, f1, …), how many of them hold each
+// term (d0, …) and its IDF as FTS5 floors it (each part MATERIALIZED: inlined, the planner
+// recomputed the counts for every row), scored by BM25 with FTS5's k1 and b over the refs'
+// histories (their number and tokens kept per ref), ties by the file key core/search sorts
+// by (which scores them again, as it does a local index's). `distinct` terms; `asked`: per
+// term asked, repeats included, its position among them. Parameters: $1 the refs, $2 the
+// distinct terms, $3 the limit.
+std::string history_sql(std::size_t distinct, const std::vector<std::size_t>& asked, bool by_ref) {
+  const auto add = [](std::string& out, std::initializer_list<std::string_view> pieces) {
+    for (const std::string_view piece : pieces) out.append(piece);
+  };
+  std::string lookups, frequencies, counts, documents, idfs, score;
+  for (std::size_t i = 0; i < distinct; ++i) {
+    const std::string n = std::to_string(i);
+    const std::string position = std::to_string(i + 1);
+    add(lookups, {", coalesce((h.terms ->> ($2::text[])[", position, "])::int, 0) AS f", n});
+    add(frequencies, {", m.f", n});
+    add(documents, {", s.d", n});
+    add(counts, {i == 0 ? "" : ", ", "count(*) FILTER (WHERE f", n, " > 0)::float8 AS d", n});
+    std::string idf;
+    add(idf, {"ln((greatest(n.files, d.d", n, ") - d.d", n, " + 0.5) / (d.d", n, " + 0.5))"});
+    add(idfs, {", CASE WHEN ", idf, " > 0 THEN ", idf, " ELSE 1e-6 END AS i", n});
+  }
+  for (const std::size_t term : asked) {
+    const std::string n = std::to_string(term);
+    if (!score.empty()) score += " + ";
+    add(score, {"s.i", n, " * m.f", n, " * 2.2 / (m.f", n,
+                " + 1.2 * (0.25 + 0.75 * m.length::float8 / s.average))"});
+  }
+  std::string sql =
+      "WITH n AS MATERIALIZED (SELECT coalesce(sum(history_files), 0)::float8 AS files, "
+      "coalesce(sum(history_tokens), 0)::float8 AS tokens FROM refs WHERE id = ANY($1::bigint[])), "
+      "m AS MATERIALIZED (SELECT h.ref_id, h.path, h.length";
+  // `IS TRUE` is no condition the terms' index can answer: the refs' rows are read by key.
+  add(sql, {lookups, " FROM file_history h WHERE h.ref_id = ANY($1::bigint[]) AND ",
+            by_ref ? "(h.terms ?| $2::text[]) IS TRUE" : "h.terms ?| $2::text[]", "), ",
+            "d AS MATERIALIZED (SELECT ", counts, " FROM m), ",
+            "s AS MATERIALIZED (SELECT n.files, n.tokens, ",
+            "greatest(n.tokens / greatest(n.files, 1), 1) AS average, d.*", idfs, " FROM n, d) SELECT m.ref_id, m.path, m.length", frequencies,
+            ", s.files, s.tokens", documents, " FROM m, s ORDER BY ", score,
+            " DESC, (m.ref_id::text || E'\\n' || m.path) COLLATE \"C\" LIMIT $3"});
+  return sql;
+}
+
+} // namespace
+
+HistoryMatches Reader::match_history(const std::vector<std::int64_t>& refs, std::int64_t files,
+                                     const std::vector<std::string>& terms, int limit) {
+  HistoryMatches matches;
+  if (refs.empty() || terms.empty() || limit <= 0) return matches;
+  std::vector<std::string> distinct;
+  std::vector<std::size_t> asked;
+  for (const std::string& term : terms) {
+    const auto found = std::find(distinct.begin(), distinct.end(), term);
+    asked.push_back(static_cast<std::size_t>(found - distinct.begin()));
+    if (found == distinct.end()) distinct.push_back(term);
+  }
+  const Rows rows =
+      m_connection->exec(history_sql(distinct.size(), asked, files < k_history_by_ref_below),
+                         {Param::text(array_of(refs)), Param::text(text_array(distinct)),
+                          Param::text(std::to_string(limit))});
+  // Columns: ref_id, path, length, a frequency per distinct term, files, tokens, a document
+  // frequency per distinct term.
+  const std::size_t files_column = 3 + distinct.size();
+  for (const auto& row : rows.rows) {
+    if (matches.best.empty()) {
+      matches.files = number(row[files_column]);
+      matches.tokens = number(row[files_column + 1]);
+      for (const std::size_t term : asked) {
+        matches.document_frequency.push_back(number(row[files_column + 2 + term]));
+      }
+    }
+    HistoryMatch match{number(row[0]), row[1], static_cast<int>(number(row[2])), {}};
+    for (const std::size_t term : asked)
+      match.frequency.push_back(static_cast<int>(number(row[3 + term])));
+    matches.best.push_back(std::move(match));
+  }
+  return matches;
 }
 
 } // namespace kasava::pgstore

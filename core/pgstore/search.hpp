@@ -30,6 +30,7 @@ struct RefInfo {
   std::string ref;
   std::string model;
   std::string published_at;  ///< ISO 8601 UTC, sortable
+  std::int64_t history_files = 0;  ///< files with a history
 };
 
 /// A chunk of the store: its blob (40 hex) and ordinal.
@@ -56,6 +57,24 @@ struct TermStatistics {
   std::int64_t chunks = 0;
   std::int64_t tokens = 0;
   std::vector<std::int64_t> document_frequency;  ///< per term asked, in order
+};
+
+/// A file (ref, path) whose history holds some of a query's terms: its length in tokens and
+/// each term's occurrences in it (per term asked, in order).
+struct HistoryMatch {
+  std::int64_t ref_id = 0;
+  std::string path;
+  int length = 0;
+  std::vector<int> frequency;
+};
+
+/// The best files by their history, and the searched refs' histories as BM25's collection:
+/// how many there are, their tokens, and per term asked how many hold it.
+struct HistoryMatches {
+  std::int64_t files = 0;
+  std::int64_t tokens = 0;
+  std::vector<std::int64_t> document_frequency;
+  std::vector<HistoryMatch> best;
 };
 
 /// A chunk near the query's code.
@@ -121,8 +140,16 @@ public:
   /// The text of the file at `path` in the ref's snapshot, decompressed; nothing when the
   /// snapshot has no such file (or holds it without its text).
   std::optional<std::string> file_text(std::int64_t ref, const std::string& path);
-  /// The file histories of the refs: (ref id, path, text).
-  std::vector<std::tuple<std::int64_t, std::string, std::string>> histories(const std::vector<std::int64_t>& refs);
+  /// The files of `refs` whose history holds any of `terms` (stemmed; a repeated term
+  /// counts again, as a repeated FTS5 phrase does), at most `limit`, the best first by BM25
+  /// over their histories, with what BM25 needs of the refs' histories. `files`: how many
+  /// histories the refs have (RefInfo::history_files); under k_history_by_ref_below they
+  /// are read by ref, not through the terms' index.
+  HistoryMatches match_history(const std::vector<std::int64_t>& refs, std::int64_t files,
+                               const std::vector<std::string>& terms, int limit);
+  /// Below this many histories, reading the refs' rows costs less than finding the terms'
+  /// rows in the whole store (one repository's 100 of 20,000: 0.5 ms against 4.9).
+  static constexpr std::int64_t k_history_by_ref_below = 5000;
 
   /// True when the reader can be used again as a fresh one (Connection::idle).
   bool idle() const;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,8 +26,10 @@ class Connection;
 /// stored chunks when a version 1 store is upgraded. 3: terms Porter-stemmed
 /// (util::porter_stem) and lengths of all fields; upgrading forgets the chunks, which the
 /// next publish of each ref sends again. 4: a chunk's terms a jsonb object of per-field
-/// counts (chunk_terms) instead of a tsvector, converted in place.
-inline constexpr int k_schema_version = 4;
+/// counts (chunk_terms) instead of a tsvector, converted in place. 5: each file history's
+/// terms (history_terms) and length, and per ref its histories' number and tokens, computed
+/// from the stored histories when upgrading.
+inline constexpr int k_schema_version = 5;
 
 /// The advisory lock between publishers and the collector of unreferenced blobs
 /// (maintenance.hpp): a publisher holds it shared from its presence check to its swap, so
@@ -147,6 +150,11 @@ private:
 /// which a snapshot adds); `distinct`, when given, the chunk's terms (each once).
 std::string chunk_terms(const types::Chunk& chunk, int& length,
                         std::vector<std::string>* distinct = nullptr);
+
+/// A file history's terms as the store keeps them (schema 5): a JSON object of its kasava
+/// tokens, Porter-stemmed and left out as in chunk_terms, each with its occurrences (a JSON
+/// number). `length` gets the number of tokens (FTS5's length of the local history's row).
+std::string history_terms(std::string_view text, int& length);
 
 /// A term's occurrences per field (symbol and parent, signature, doc, body), each capped at
 /// 127, packed as one number (the first field highest, 7 bits each) in decimal: a JSON string

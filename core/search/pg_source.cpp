@@ -9,11 +9,13 @@
 // model_stats), whose chunks are the unique chunks of all repositories. A chunk whose only
 // match is in its path is not found (the store's terms have no path); a local index finds it.
 // History: BM25 of the query's stemmed terms over each (ref, path)'s commit subjects, one
-// document each, the files of the selected refs as the collection.
+// document each, the files of the selected refs as the collection; PostgreSQL sends the best
+// `limit` with their counts, and bm25() below scores them.
 #include "core/search/pg_source.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -32,8 +34,7 @@ constexpr double k_idf_floor = 1e-6;
 // apply the glob.
 constexpr int k_filtered_scan_factor = 4;
 
-// Porter stems, each token stemmed once per search: commit subjects and paths repeat their
-// words, and stemming was a third of an ask's own time.
+// Porter stems, each token stemmed once per search: candidates' paths repeat their words.
 class Stems {
 public:
   const std::string& of(std::string_view token) {
@@ -104,12 +105,10 @@ struct StoreSource::State {
   std::vector<Entry> entries;  // id = position + 1
   std::map<std::tuple<std::string, int, std::string>, std::int64_t> ids;
   std::map<std::string, std::vector<pgstore::Holder>> holders;  // by blob, refs' order
-  HistoryCache* history_cache = nullptr;
-  std::optional<std::vector<std::shared_ptr<const HistoryCache::Documents>>> histories;  // per ref, or all in one
   Stems stems;
 
-  State(pgstore::Reader& r, std::vector<pgstore::RefInfo> chosen, HistoryCache* cache)
-      : reader(r), refs(std::move(chosen)), history_cache(cache) {
+  State(pgstore::Reader& r, std::vector<pgstore::RefInfo> chosen)
+      : reader(r), refs(std::move(chosen)) {
     for (std::size_t i = 0; i < refs.size(); ++i) {
       ref_ids.push_back(refs[i].id);
       ref_order.emplace(refs[i].id, i);
@@ -177,32 +176,8 @@ struct StoreSource::State {
   }
 };
 
-std::shared_ptr<const HistoryCache::Documents> HistoryCache::get(const pgstore::RefInfo& ref,
-                                                                 const std::function<Documents()>& load) {
-  {
-    const std::lock_guard<std::mutex> lock(m_mutex);
-    const auto found = m_kept.find(ref.id);
-    if (found != m_kept.end() && found->second.published_at == ref.published_at) {
-      found->second.used = ++m_clock;
-      return found->second.documents;
-    }
-  }
-  // Loaded without the lock: two searches may both load a ref, and the last one's is kept.
-  auto documents = std::make_shared<const Documents>(load());
-  const std::lock_guard<std::mutex> lock(m_mutex);
-  m_kept[ref.id] = Kept{ref.published_at, documents, ++m_clock};
-  while (m_kept.size() > m_refs_kept) {
-    auto oldest = m_kept.begin();
-    for (auto it = m_kept.begin(); it != m_kept.end(); ++it) {
-      if (it->second.used < oldest->second.used) oldest = it;
-    }
-    m_kept.erase(oldest);
-  }
-  return documents;
-}
-
-StoreSource::StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs, HistoryCache* histories)
-    : m_state(std::make_unique<State>(reader, std::move(refs), histories)) {}
+StoreSource::StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs)
+    : m_state(std::make_unique<State>(reader, std::move(refs))) {}
 StoreSource::~StoreSource() = default;
 
 std::string StoreSource::model_stamp() const {
@@ -394,57 +369,22 @@ std::vector<store::ChunkRecord> StoreSource::chunks_by_id(const std::vector<std:
 
 util::Result<std::vector<store::HistoryHit>> StoreSource::history_search(const Query& query, int limit) const {
   State& s = *m_state;
-  const std::vector<std::string> phrases = stemmed_terms(query);
-  if (phrases.empty()) return std::vector<store::HistoryHit>{};
-  if (!s.histories) {
-    s.histories.emplace();
-    const auto load = [&s](const std::vector<std::int64_t>& ref_ids) {
-      HistoryCache::Documents documents;
-      for (auto& [ref_id, path, text] : s.reader.histories(ref_ids)) {
-        documents.emplace_back(file_key_of(ref_id, path), s.stems.tokens(text));
-      }
-      return documents;
-    };
-    if (s.history_cache == nullptr) {  // one statement for every ref
-      s.histories->push_back(std::make_shared<const HistoryCache::Documents>(load(s.ref_ids)));
-    } else {
-      for (const pgstore::RefInfo& ref : s.refs) {
-        s.histories->push_back(s.history_cache->get(ref, [&] { return load({ref.id}); }));
-      }
-    }
-  }
-  std::vector<const std::tuple<std::string, std::vector<std::string>>*> documents;
-  for (const auto& part : *s.histories) {
-    for (const auto& document : *part) documents.push_back(&document);
-  }
-  if (documents.empty()) return std::vector<store::HistoryHit>{};
-  double total = 0.0;
-  std::vector<std::int64_t> document_frequencies(phrases.size(), 0);
-  std::vector<std::vector<double>> frequencies;
-  frequencies.reserve(documents.size());
-  for (const auto* document : documents) {
-    const auto& tokens = std::get<1>(*document);
-    total += static_cast<double>(tokens.size());
-    std::vector<double> f(phrases.size(), 0.0);
-    for (std::size_t i = 0; i < phrases.size(); ++i) {
-      f[i] = static_cast<double>(std::count(tokens.begin(), tokens.end(), phrases[i]));
-      if (f[i] > 0) ++document_frequencies[i];
-    }
-    frequencies.push_back(std::move(f));
-  }
-  const double count = static_cast<double>(documents.size());
-  const double average = std::max(total / count, 1.0);
+  std::int64_t histories = 0;
+  for (const pgstore::RefInfo& ref : s.refs) histories += ref.history_files;
+  const pgstore::HistoryMatches matches =
+      s.reader.match_history(s.ref_ids, histories, stemmed_terms(query), limit);
+  const double files = static_cast<double>(matches.files);
+  const double average = std::max(static_cast<double>(matches.tokens) / std::max(files, 1.0), 1.0);
   std::vector<store::HistoryHit> hits;
-  for (std::size_t d = 0; d < documents.size(); ++d) {
-    if (std::all_of(frequencies[d].begin(), frequencies[d].end(), [](double f) { return f == 0.0; })) continue;
-    const double length = static_cast<double>(std::get<1>(*documents[d]).size());
-    hits.push_back(store::HistoryHit{std::get<0>(*documents[d]),
-                                     bm25(frequencies[d], document_frequencies, length, count, average)});
+  for (const pgstore::HistoryMatch& match : matches.best) {
+    const std::vector<double> frequencies(match.frequency.begin(), match.frequency.end());
+    hits.push_back(store::HistoryHit{file_key_of(match.ref_id, match.path),
+                                     bm25(frequencies, matches.document_frequency,
+                                          static_cast<double>(match.length), files, average)});
   }
   std::sort(hits.begin(), hits.end(), [](const store::HistoryHit& a, const store::HistoryHit& b) {
     return a.score != b.score ? a.score > b.score : a.path < b.path;
   });
-  if (hits.size() > static_cast<std::size_t>(limit)) hits.resize(static_cast<std::size_t>(limit));
   return hits;
 }
 

@@ -7,11 +7,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,40 +16,10 @@
 
 namespace kasava::search {
 
-/// The file histories of published refs, tokenised, kept between searches by a long-running
-/// process (`kasava serve --store`, `mcp --store`): reading and tokenising every history of
-/// the searched refs is most of a store search's own work, and a ref's histories change only
-/// when it is published again. Keyed by ref id and publish time, so a new publish is read
-/// afresh; holds the `refs_kept` refs used last. Thread-safe.
-class HistoryCache {
-public:
-  explicit HistoryCache(std::size_t refs_kept) : m_refs_kept(refs_kept) {}
-  HistoryCache(const HistoryCache&) = delete;
-  HistoryCache& operator=(const HistoryCache&) = delete;
-
-  /// (file key, its stemmed tokens) of every file of a ref with a history.
-  using Documents = std::vector<std::tuple<std::string, std::vector<std::string>>>;
-
-  /// The ref's documents: kept ones, or those `load` makes (then kept).
-  std::shared_ptr<const Documents> get(const pgstore::RefInfo& ref, const std::function<Documents()>& load);
-
-private:
-  struct Kept {
-    std::string published_at;
-    std::shared_ptr<const Documents> documents;
-    std::uint64_t used = 0;
-  };
-  std::size_t m_refs_kept;
-  std::mutex m_mutex;
-  std::map<std::int64_t, Kept> m_kept;  // by ref id
-  std::uint64_t m_clock = 0;
-};
-
 class StoreSource final : public Source {
 public:
-  /// Searches `refs` (all of one model, `model`) of the store `reader` reads; with `histories`,
-  /// file histories come from (and go to) that cache.
-  StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs, HistoryCache* histories = nullptr);
+  /// Searches `refs` (all of one model, `model`) of the store `reader` reads.
+  StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs);
   ~StoreSource() override;
 
   std::string model_stamp() const override;

@@ -86,9 +86,13 @@ TEST_CASE("store: two repositories and two branches of one are published, the se
   CHECK(count(database, "SELECT count(*) FROM blobs") == app_blobs + 1 + 2);
   CHECK(count(database, "SELECT count(*) FROM blob_texts") == app_blobs + 1 + 2);
   CHECK(count(database, "SELECT count(*) FROM snapshot_files") == 2 * app_blobs + 2);
-  // Each ref keeps its files' history beside its snapshot.
-  CHECK(count(database, "SELECT count(*) FROM file_history h JOIN refs f ON f.id = h.ref_id "
-                        "WHERE f.name = 'feature' AND h.path = 'app.py' AND h.subjects LIKE '%feature%'") == 1);
+  // Each ref keeps its files' history beside its snapshot, stemmed for searching.
+  CHECK(count(database,
+              "SELECT count(*) FROM file_history h JOIN refs f ON f.id = h.ref_id "
+              "WHERE f.name = 'feature' AND h.path = 'app.py' AND h.terms ? 'featur'") == 1);
+  CHECK(count(database,
+              "SELECT count(*) FROM file_history h JOIN refs f ON f.id = h.ref_id "
+              "WHERE f.name = 'main' AND h.terms ? 'featur'") == 0);
   // Every stored text is the git blob its id names (checked again here from the rows).
   CHECK(count(database, "SELECT count(*) FROM blob_texts WHERE length(blob_id) <> 20") == 0);
 

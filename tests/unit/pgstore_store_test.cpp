@@ -12,6 +12,7 @@
 
 #include "core/pgstore/connection.hpp"
 #include "core/pgstore/store.hpp"
+#include "core/util/compression.hpp"
 #include "tests/support/postgres_server.hpp"
 #include "tests/unit/pgstore_support.hpp"
 
@@ -142,7 +143,7 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
               "INSERT INTO chunks VALUES ('\\x02', 1, 0, 'function', 'f', '', '', '', 1, 2, 3,"
               " '''pars'':1A,5D ''request'':2B,3C,4D', B'1010', '\\x0102'),"
               " ('\\x02', 1, 1, 'block', '', '', '', '', 3, 4, 5, '''pars'':1D', NULL, NULL)");
-  open_pg_store(server.uri(database));
+  REQUIRE(Store::create_schema_version(server.uri(database), 4));
   CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "4");
   CHECK(server.psql(database, "SELECT terms ->> 'pars' FROM chunks WHERE ordinal = 0") ==
         kasava::pgstore::term_counts_value({1, 0, 0, 1}));
@@ -154,6 +155,35 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
                               "FROM chunks JOIN chunk_codes USING (blob_id, model_id, ordinal)") == "3 1010 0102");
   CHECK(server.psql(database, "SELECT count(*) FROM chunks WHERE vector IS NULL") == "1");
   CHECK(server.psql(database, "SELECT count(*) FROM pg_indexes WHERE indexname = 'chunks_terms'") == "1");
+
+  // Version 5 gives each file history its stemmed terms and length, and each ref the number
+  // and tokens of its histories; a history of more than one batch is filled whole.
+  server.psql(database,
+              "INSERT INTO file_history(ref_id, path, subjects) "
+              "VALUES (1, 'a.c', 'Parse requests\nParsing fix');"
+              "INSERT INTO file_history(ref_id, path, subjects) "
+              "SELECT 1, 'many/' || n, 'Retry ' || n FROM generate_series(1, 4500) n");
+  open_pg_store(server.uri(database));
+  CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "5");
+  int length = 0;
+  const std::string terms = kasava::pgstore::history_terms("Parse requests\nParsing fix", length);
+  CHECK(terms == "{\"fix\":1,\"pars\":2,\"request\":1}");
+  CHECK(length == 4);
+  CHECK(server.psql(database,
+                    "SELECT terms::text || ' ' || length FROM file_history WHERE path = 'a.c'") ==
+        "{\"fix\": 1, \"pars\": 2, \"request\": 1} 4");
+  CHECK(server.psql(database,
+                    "SELECT count(*) FROM file_history WHERE terms ? 'retri' AND length = 2") ==
+        "4500");
+  const auto subjects = kasava::pgstore::from_hex(
+      server.psql(database, "SELECT encode(subjects, 'hex') FROM file_history WHERE path = 'a.c'"));
+  REQUIRE(subjects);
+  CHECK(kasava::util::decompress(*subjects, 1000).value() == "Parse requests\nParsing fix");
+  CHECK(server.psql(database, "SELECT history_files || ' ' || history_tokens FROM refs") ==
+        "4501 9004");
+  CHECK(server.psql(database,
+                    "SELECT count(*) FROM pg_indexes WHERE indexname = 'file_history_terms'") ==
+        "1");
 }
 
 TEST_CASE("pgstore: a newer schema is refused with both versions", "[pgstore]") {

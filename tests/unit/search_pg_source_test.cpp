@@ -9,6 +9,7 @@
 #include "core/pgstore/store.hpp"
 #include "core/search/pg_source.hpp"
 #include "core/search/search.hpp"
+#include "core/util/stem.hpp"
 #include "support.hpp"
 #include "tests/support/postgres_server.hpp"
 
@@ -125,71 +126,81 @@ TEST_CASE("search::StoreSource scores lexical candidates as the local index does
   }
 }
 
-TEST_CASE("search::HistoryCache keeps a ref's histories until it is published again, and the refs used last",
-          "[pgstore]") {
-  search::HistoryCache cache(2);
-  int loads = 0;
-  const auto load = [&loads](const std::string& word) {
-    return [&loads, word] {
-      ++loads;
-      return search::HistoryCache::Documents{{"1\na.py", {word}}};
-    };
-  };
-  const pgstore::RefInfo first{1, "acme/app", "main", "builtin", "2026-11-26T10:00:00.000001Z"};
-  const auto kept = cache.get(first, load("one"));
-  CHECK(cache.get(first, load("other")) == kept);  // not read again
-  CHECK(loads == 1);
-  pgstore::RefInfo republished = first;
-  republished.published_at = "2026-11-26T10:00:00.000002Z";
-  CHECK(std::get<1>(cache.get(republished, load("two"))->front()) == std::vector<std::string>{"two"});
-  CHECK(loads == 2);
-  // Two refs are kept: the one used longest ago goes.
-  const pgstore::RefInfo second{2, "acme/lib", "main", "builtin", "2026-11-26T11:00:00Z"};
-  const pgstore::RefInfo third{3, "acme/cli", "main", "builtin", "2026-11-26T12:00:00Z"};
-  cache.get(second, load("s"));
-  cache.get(republished, load("x"));  // used again: now newer than `second`
-  cache.get(third, load("t"));        // evicts `second`
-  CHECK(loads == 4);
-  cache.get(republished, load("x"));
-  cache.get(third, load("t"));
-  CHECK(loads == 4);
-  cache.get(second, load("s"));
-  CHECK(loads == 5);
-}
+TEST_CASE(
+    "search::StoreSource ranks file histories as the local index does, and sees a new publish",
+    "[pgstore]") {
+  test::TempDir dir;
+  auto local =
+      std::move(store::Store::open(dir.file("index.db"), store::OpenMode::read_write).value());
+  local->begin();
+  for (const File& file : corpus())
+    local->put_file({file.path, file.blob, "python", 100, ""}, file.chunks);
+  local->put_history({{"Fix request parsing for chunked bodies", {"a.py"}},
+                      {"Add retries", {"a.py", "c.py"}},
+                      {"Pool client connections", {"b.py"}},
+                      {"Retry failed requests with backoff", {"c.py"}},
+                      {"Request a request per request: timeouts", {"d.py"}}},
+                     true, std::string(40, 'a'), 5);
+  local->commit();
 
-TEST_CASE("search::StoreSource ranks file histories alike with and without a cache, and sees a new publish",
-          "[pgstore]") {
   auto& server = test_support::PostgresServer::shared();
-  const std::string uri = server.uri(server.create_database("pg_history_cache"));
+  const std::string database = server.create_database("pg_history");
+  const std::string uri = server.uri(database);
   auto shared = std::move(pgstore::Store::open(uri).value());
-  pgstore::Snapshot snapshot = publish_corpus(*shared, {{"a.py", "Fix request parsing for chunked bodies\nAdd retries"},
-                                                        {"b.py", "Pool client connections"},
-                                                        {"c.py", "Retry failed requests with backoff"}});
+  pgstore::Snapshot snapshot = publish_corpus(*shared, local->history_texts());
   auto reader = std::move(pgstore::Reader::open(uri).value());
-  search::HistoryCache cache(8);
+  const search::LocalSource here(*local);
 
-  const auto hits = [&](search::HistoryCache* with, const std::string& query) {
-    const search::StoreSource source(*reader, reader->refs(), with);
-    const auto searched = source.history_search(search::parse_query(query), 10);
-    REQUIRE(searched);
-    std::vector<std::pair<std::string, double>> found;
-    for (const auto& hit : *searched) found.emplace_back(hit.path.substr(hit.path.find('\n') + 1), hit.score);
-    return found;
+  // (path, score) of each hit; the store's file keys are "ref id\npath".
+  const auto found = [](const std::vector<store::HistoryHit>& hits) {
+    std::vector<std::pair<std::string, double>> paths;
+    for (const auto& hit : hits)
+      paths.emplace_back(hit.path.substr(hit.path.find('\n') + 1), hit.score);
+    return paths;
   };
-  for (const std::string query : {"retry requests", "client connections", "parsing", "nothing here"}) {
+  const auto remote_hits = [&](const std::string& query, int limit) {
+    const search::StoreSource remote(*reader, reader->refs());
+    return found(remote.history_search(search::parse_query(query), limit).value());
+  };
+  for (const std::string query : {"retry requests", "client connections", "parsing",
+                                  "request request", "request timeouts", "nothing here"}) {
     INFO(query);
-    const auto plain = hits(nullptr, query);
-    CHECK(hits(&cache, query) == plain);  // read into the cache
-    CHECK(hits(&cache, query) == plain);  // from it
+    const auto local_hits = found(here.history_search(search::parse_query(query), 10).value());
+    const auto remote = remote_hits(query, 10);
+    REQUIRE(remote.size() == local_hits.size());
+    for (std::size_t i = 0; i < local_hits.size(); ++i) {
+      CHECK(remote[i].first == local_hits[i].first);
+      CHECK(remote[i].second == Approx(local_hits[i].second).epsilon(1e-9));
+    }
+    // Read through the terms' index or by ref: the same files, counts and statistics.
+    std::vector<std::string> terms;
+    for (const auto& term : search::parse_query(query).terms)
+      terms.push_back(util::porter_stem(term));
+    const std::vector<std::int64_t> refs{reader->refs().front().id};
+    const auto by_ref = reader->match_history(refs, 0, terms, 10);
+    const auto by_terms =
+        reader->match_history(refs, pgstore::Reader::k_history_by_ref_below, terms, 10);
+    REQUIRE(by_terms.best.size() == by_ref.best.size());
+    CHECK(by_terms.best.size() == remote.size());
+    for (std::size_t i = 0; i < by_ref.best.size(); ++i) {
+      CHECK(by_terms.best[i].path == by_ref.best[i].path);
+      CHECK(by_terms.best[i].frequency == by_ref.best[i].frequency);
+    }
+    CHECK(by_terms.document_frequency == by_ref.document_frequency);
+    // A smaller limit is the best of the same list.
+    const auto first = remote_hits(query, 1);
+    CHECK(first.size() == std::min<std::size_t>(1, remote.size()));
+    if (!first.empty()) CHECK(first.front() == remote.front());
   }
-  CHECK(hits(&cache, "backoff").front().first == "c.py");
+  CHECK(remote_hits("backoff", 10).front().first == "c.py");
 
-  // A new publish of the ref changes its histories: the cache reads them again.
+  // A new publish of the ref replaces its histories.
   snapshot.history = {{"b.py", "Retry connections with backoff"}};
   snapshot.commit = std::string(40, 'c');  // a new commit: a real publish, not a no-op
   REQUIRE(shared->swap_snapshot(snapshot).changed);
-  const auto after = hits(&cache, "backoff");
+  const auto after = remote_hits("backoff", 10);
   REQUIRE(after.size() == 1);
   CHECK(after.front().first == "b.py");
-  CHECK(after == hits(nullptr, "backoff"));
+  // The ref's histories, as BM25's collection: one file, four tokens.
+  CHECK(server.psql(database, "SELECT history_files || ' ' || history_tokens FROM refs") == "1 4");
 }
