@@ -232,7 +232,8 @@ const std::vector<CommandSpec>& command_table() {
        "  kasava verify --json\n"
        "  kasava verify --store postgresql://db/kasava --repair   # the shared store",
        "With --store: every snapshot's blobs stored, chunks and vectors as their blob and model\n"
-       "say, the statistics as the chunks give them, and blobs nothing references (not damage).\n"
+       "say, the statistics as the chunks and file histories give them, and blobs nothing\n"
+       "references (not damage).\n"
        "--repair deletes damaged and unreferenced blobs and recomputes the statistics in one\n"
        "transaction; a ref missing blobs is kept and named: publish it again.",
        Needs::index,

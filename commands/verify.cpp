@@ -141,11 +141,17 @@ void print_store_text(Output& output, const pgstore::StoreCheck& check) {
   if (check.stray_chunks > 0) {
     text += "damaged: " + plural(static_cast<std::size_t>(check.stray_chunks), "chunk") + " without their blob\n";
   }
-  if (check.term_stats_wrong == 0 && check.model_stats_wrong == 0) {
+  if (check.term_stats_wrong == 0 && check.model_stats_wrong == 0 &&
+      check.history_stats_wrong == 0) {
     text += "statistics: ok\n";
-  } else {
+  }
+  if (check.term_stats_wrong > 0 || check.model_stats_wrong > 0) {
     text += "stale: " + plural(static_cast<std::size_t>(check.term_stats_wrong), "term count") + ", " +
             plural(static_cast<std::size_t>(check.model_stats_wrong), "model total") + " differ from the chunks\n";
+  }
+  if (check.history_stats_wrong > 0) {
+    text += "stale: " + plural(static_cast<std::size_t>(check.history_stats_wrong), "ref") +
+            " whose history totals differ from its file histories\n";
   }
   if (check.orphan_blobs == 0 && check.orphan_texts == 0) {
     text += "orphans: none\n";
@@ -179,6 +185,7 @@ void print_store_json(Output& output, const pgstore::StoreCheck& check, bool rep
   json.key("stray_chunks").value(check.stray_chunks);
   json.key("term_stats_wrong").value(check.term_stats_wrong);
   json.key("model_stats_wrong").value(check.model_stats_wrong);
+  json.key("history_stats_wrong").value(check.history_stats_wrong);
   json.key("orphan_blobs").value(check.orphan_blobs);
   json.key("orphan_texts").value(check.orphan_texts);
   json.end_object();

@@ -132,6 +132,14 @@ SELECT count(*) FROM model_stats m FULL JOIN actual a ON a.model_id = m.model_id
 WHERE coalesce(a.n, 0) <> coalesce(m.chunks, 0) OR coalesce(a.tokens, 0) <> coalesce(m.tokens, 0)
 )sql";
 
+// The refs whose history totals (BM25's collection for file histories) differ from their
+// histories.
+constexpr const char* k_history_stats_wrong = R"sql(
+WITH actual AS (SELECT ref_id, count(*) AS files, sum(length) AS tokens FROM file_history GROUP BY 1)
+SELECT count(*) FROM refs f LEFT JOIN actual a ON a.ref_id = f.id
+WHERE coalesce(a.files, 0) <> f.history_files OR coalesce(a.tokens, 0) <> f.history_tokens
+)sql";
+
 } // namespace
 
 util::Result<Removal> remove_published(Store& store, const std::string& repository,
@@ -207,6 +215,7 @@ StoreCheck check_store(Store& store) {
   check.stray_chunks = to_int(c.exec(k_stray_chunks).at(0, 0));
   check.term_stats_wrong = to_int(c.exec(k_term_stats_wrong).at(0, 0));
   check.model_stats_wrong = to_int(c.exec(k_model_stats_wrong).at(0, 0));
+  check.history_stats_wrong = to_int(c.exec(k_history_stats_wrong).at(0, 0));
   check.orphan_blobs =
       to_int(c.exec(std::string("SELECT count(*) FROM blobs b WHERE ") + k_unreferenced).at(0, 0));
   check.orphan_texts = to_int(
@@ -246,6 +255,14 @@ StoreRepair repair_store(Store& store) {
         "INSERT INTO model_stats(model_id, chunks, tokens) "
         "SELECT m.id, count(c.ordinal), coalesce(sum(c.length), 0) FROM models m "
         "LEFT JOIN chunks c ON c.model_id = m.id GROUP BY m.id;");
+    repair.statistics_recomputed = true;
+  }
+  if (to_int(c.exec(k_history_stats_wrong).at(0, 0)) > 0) {
+    c.exec(
+        "UPDATE refs f SET history_files = coalesce(a.files, 0), "
+        "history_tokens = coalesce(a.tokens, 0) FROM refs r LEFT JOIN (SELECT ref_id, "
+        "count(*) AS files, sum(length) AS tokens FROM file_history GROUP BY 1) a "
+        "ON a.ref_id = r.id WHERE r.id = f.id");
     repair.statistics_recomputed = true;
   }
   transaction.commit();

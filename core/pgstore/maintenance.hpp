@@ -53,11 +53,13 @@ struct StoreCheck {
   std::int64_t stray_chunks = 0;    ///< chunk rows without their blob row
   std::int64_t term_stats_wrong = 0;   ///< (model, term) counts that differ from the chunks'
   std::int64_t model_stats_wrong = 0;  ///< models whose chunk or token totals differ
+  std::int64_t history_stats_wrong = 0;  ///< refs whose history totals differ from their
+                                         ///< file histories
   std::int64_t orphan_blobs = 0;    ///< (blob, model) rows no snapshot of that model references
   std::int64_t orphan_texts = 0;    ///< texts without a blob row or a snapshot file naming them
   bool sound() const {
     return missing.empty() && damaged_blobs == 0 && stray_chunks == 0 && term_stats_wrong == 0 &&
-           model_stats_wrong == 0;
+           model_stats_wrong == 0 && history_stats_wrong == 0;
   }
 };
 
@@ -74,8 +76,9 @@ struct StoreRepair {
 
 /// In one transaction under k_collect_lock: deletes damaged blobs (their refs then lack them,
 /// and the next publish of those refs sends them again), stray chunks, orphaned blobs and
-/// texts, and recomputes term_stats and model_stats from the chunks when they differ or
-/// anything was deleted. Refs are never dropped: a ref missing blobs needs a publish.
+/// texts, recomputes term_stats and model_stats from the chunks when they differ or anything
+/// was deleted, and the refs' history totals from their histories when they differ. Refs are
+/// never dropped: a ref missing blobs needs a publish.
 StoreRepair repair_store(Store& store);
 
 } // namespace kasava::pgstore

@@ -107,8 +107,12 @@ TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and da
   const std::string database = server.create_database("repair");
   const auto store = open_pg_store(server.uri(database));
   store->put_blobs({blob(1, 2), blob(2, 2), blob(3, 1)}, "test-model");
-  store->swap_snapshot(snapshot("acme/app", "main", {1, 2}));  // 3: sent, never referenced
+  Snapshot main = snapshot("acme/app", "main", {1, 2});  // 3: sent, never referenced
+  main.history = {{"f1.py", "Share the pool"}, {"f2.py", "Fix sharing"}};
+  store->swap_snapshot(main);
+  CHECK(kasava::pgstore::check_store(*store).history_stats_wrong == 0);
   server.psql(database, "UPDATE term_stats SET chunks = chunks + 1 WHERE term = 'share'");
+  server.psql(database, "UPDATE refs SET history_tokens = history_tokens + 1");
   server.psql(database, "UPDATE chunks SET vector = '\\x0102'::bytea WHERE blob_id = decode('" + numbered_blob_id(2) +
                             "', 'hex') AND ordinal = 1");
 
@@ -118,6 +122,7 @@ TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and da
   CHECK(check.orphan_texts == 0);  // its blob row still names it
   CHECK(check.term_stats_wrong == 1);
   CHECK(check.model_stats_wrong == 0);
+  CHECK(check.history_stats_wrong == 1);
   CHECK(check.damaged_blobs == 1);
   CHECK(check.missing.empty());
 
@@ -129,6 +134,8 @@ TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and da
   check = kasava::pgstore::check_store(*store);
   CHECK(check.term_stats_wrong == 0);
   CHECK(check.model_stats_wrong == 0);
+  CHECK(check.history_stats_wrong == 0);
+  CHECK(count(database, "SELECT history_files * 100 + history_tokens FROM refs") == 2 * 100 + 5);
   CHECK(check.damaged_blobs == 0);
   CHECK(check.orphan_blobs == 0);
   REQUIRE(check.missing.size() == 1);  // 2 must be published again
