@@ -98,6 +98,12 @@ struct ChunkRow {
   std::string vector;  ///< pack_values' bytes; empty when the chunk has no vector
 };
 
+/// Where a narrowed lexical statement finds the chunks holding a set of terms: through the
+/// terms' index in the whole store, then the refs' among them; or among the refs' chunks,
+/// read by blob; or (the default) whichever reads fewer rows, by the store's document
+/// frequencies against the refs' chunks.
+enum class NarrowedFrom { terms_index, refs, cheaper };
+
 class Reader {
 public:
   /// Connects (Connection::open); the store's schema must be this kasava's (an older one is
@@ -120,9 +126,11 @@ public:
   /// than `narrowing_above` chunks may hold a term, the same best are found among the chunks
   /// holding most of the terms first (search.cpp says how).
   std::vector<TermMatch> match_terms(std::int16_t model, const std::vector<std::int64_t>& refs,
-                                     const std::vector<std::string>& terms, const TermStatistics& statistics,
+                                     const std::vector<std::string>& terms,
+                                     const TermStatistics& statistics,
                                      const std::array<double, 4>& weights, int limit,
-                                     std::int64_t narrowing_above = k_narrowing_above);
+                                     std::int64_t narrowing_above = k_narrowing_above,
+                                     NarrowedFrom narrowed_from = NarrowedFrom::cheaper);
   /// Under this many chunks holding any term, one statement over them all is cheaper than
   /// narrowing them first (whose candidates a later, wider statement may score again).
   static constexpr std::int64_t k_narrowing_above = 20000;

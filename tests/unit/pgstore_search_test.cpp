@@ -115,12 +115,18 @@ TEST_CASE("pgstore: the chunks holding most terms, narrowed to, give the best ch
         INFO("terms " << terms.size() << ", limit " << limit << ", refs " << ref_ids.size());
         const auto plain = reader.match_terms(model, ref_ids, terms, statistics, {10, 3, 3, 1}, limit,
                                               std::numeric_limits<std::int64_t>::max());
-        const auto narrowed = reader.match_terms(model, ref_ids, terms, statistics, {10, 3, 3, 1}, limit, 0);
-        REQUIRE(narrowed.size() == plain.size());
-        for (std::size_t i = 0; i < plain.size(); ++i) {
-          CHECK(narrowed[i].key == plain[i].key);
-          CHECK(narrowed[i].length == plain[i].length);
-          CHECK(narrowed[i].terms == plain[i].terms);
+        for (const auto from :
+             {kasava::pgstore::NarrowedFrom::terms_index, kasava::pgstore::NarrowedFrom::refs,
+              kasava::pgstore::NarrowedFrom::cheaper}) {
+          INFO("narrowed from " << static_cast<int>(from));
+          const auto narrowed =
+              reader.match_terms(model, ref_ids, terms, statistics, {10, 3, 3, 1}, limit, 0, from);
+          REQUIRE(narrowed.size() == plain.size());
+          for (std::size_t i = 0; i < plain.size(); ++i) {
+            CHECK(narrowed[i].key == plain[i].key);
+            CHECK(narrowed[i].length == plain[i].length);
+            CHECK(narrowed[i].terms == plain[i].terms);
+          }
         }
         ++compared;
         full_pages += plain.size() == static_cast<std::size_t>(limit) ? 1 : 0;
