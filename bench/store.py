@@ -3,7 +3,10 @@
 
 Generates a synthetic organisation once (`--dir`): `--repos` git repositories of synthetic
 Python, half of them originals and half forks, each fork a clone of one original with
-`--fork-changed` of its files rewritten (so it shares the rest of its blobs). With the
+`--fork-changed` of its files rewritten (so it shares the rest of its blobs), and, with
+`--history N`, N more commits in each original before it is forked, each appending a line to
+5 of its files under a subject of 4 to 7 words of the vocabulary (the file histories that
+`ask` ranks files by; without it every file's history is its first commit). With the
 defaults (200 repositories of 100 files of 50 functions) that is ~1,000,000 chunks across
 the repositories, ~550,000 of them unique. Then:
 
@@ -27,6 +30,7 @@ pg_ctl from /usr/lib/postgresql/N/bin, as nobody when run as root, on a unix soc
 temporary folder, default settings: fsync on) and stops it at the end.
 
     bench/store.py --small                   # 8 repositories, ~20,000 chunks: checks the script (~1 min)
+    bench/store.py --small --history 40      # the same with 40 more commits of subjects in each original
     nice -n 10 bench/store.py                # the full organisation (hours on 2 busy cores)
     bench/store.py --repos 40 --files 50     # anything between
     bench/store.py --store postgresql://bench@db/kasava --binary build-perf/kasava
@@ -96,9 +100,9 @@ def git(path, *args):
                    check=True, stdout=subprocess.DEVNULL)
 
 
-def make_organisation(dir, repos, files, functions, fork_changed):
+def make_organisation(dir, repos, files, functions, fork_changed, history=0):
     """Makes (once per settings) the repositories; returns [(name, path, original or None)]."""
-    settings = f"{repos} {files} {functions} {fork_changed}"
+    settings = f"{repos} {files} {functions} {fork_changed}" + (f" {history}" if history else "")
     marker = os.path.join(dir, "made")
     originals = (repos + 1) // 2
     layout = []
@@ -122,6 +126,12 @@ def make_organisation(dir, repos, files, functions, fork_changed):
                     out.write(file_text(rng, functions, f"{name} module {f}"))
             git(path, "add", "-A")
             git(path, "commit", "-qm", f"{name}: first version")
+            for _ in range(history):
+                subject = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 7)))
+                for f in rng.sample(range(files), min(5, files)):
+                    with open(os.path.join(path, f"pkg{f % 10}", f"module{f:03d}.py"), "a") as out:
+                        out.write(f"# {subject}\n")
+                git(path, "commit", "-qam", subject.capitalize())
         else:
             source = os.path.join(dir, "repos", original)
             subprocess.run(["git", "clone", "-q", source, path], check=True)
@@ -202,6 +212,8 @@ def main():
     parser.add_argument("--files", type=int, default=100, help="files per original repository")
     parser.add_argument("--functions", type=int, default=50, help="functions (chunks) per file")
     parser.add_argument("--fork-changed", type=float, default=0.1, help="share of a fork's files it rewrote")
+    parser.add_argument("--history", type=int, default=0,
+                        help="commits after the first in each original, 5 files each (file histories)")
     parser.add_argument("--runs", type=int, default=3, help="alternating runs for the added time")
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--small", action="store_true", help="8 repositories of 50 files of 50 functions")
@@ -212,7 +224,8 @@ def main():
     binary = os.path.abspath(options.binary)
     os.makedirs(options.dir, exist_ok=True)
     started = time.monotonic()
-    layout = make_organisation(options.dir, options.repos, options.files, options.functions, options.fork_changed)
+    layout = make_organisation(options.dir, options.repos, options.files, options.functions, options.fork_changed,
+                               options.history)
     generated_s = time.monotonic() - started
 
     server = None if options.store else Server()
@@ -313,6 +326,7 @@ def main():
         figures = {
             "repositories": len(published),
             "forks": len(forks),
+            "history_commits": options.history,
             "chunks_across_repositories": sum(p["chunks"] for p in published.values()),
             "unique_chunks": unique_chunks,
             "generate_s": round(generated_s, 1),
