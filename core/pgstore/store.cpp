@@ -224,6 +224,7 @@ UPDATE kasava_schema SET version = 5;
 
 // Every history of schema 4 written again with its terms and length, 2,000 at a time by key.
 void fill_history_terms(Connection& connection) {
+  util::StemCache stems;
   std::string after_ref = "0", after_path;
   for (;;) {
     const Rows rows = connection.exec(
@@ -237,7 +238,7 @@ void fill_history_terms(Connection& connection) {
       refs.push_back(row[0]);
       paths.push_back(row[1]);
       subjects.push_back(to_hex(util::compress(row[2])));
-      terms.push_back(history_terms(row[2], length));
+      terms.push_back(history_terms(row[2], length, &stems));
       lengths.push_back(std::to_string(length));
     }
     connection.exec(
@@ -362,15 +363,20 @@ bool storable_token(std::string_view token) {
          util::is_valid_utf8(token);
 }
 
+std::string stem_of(std::string_view token, util::StemCache* stems) {
+  return stems != nullptr ? stems->stem(token) : util::porter_stem(token);
+}
+
 } // namespace
 
-std::string chunk_terms(const types::Chunk& chunk, int& length, std::vector<std::string>* distinct) {
+std::string chunk_terms(const types::Chunk& chunk, int& length, std::vector<std::string>* distinct,
+                        util::StemCache* stems) {
   std::map<std::string, std::array<int, 4>> terms;  // term → occurrences per field
   length = 0;
   const auto add = [&](std::string_view text, int field) {
     util::for_each_code_token(text, [&](std::string_view token, std::size_t, std::size_t) {
       ++length;
-      if (storable_token(token)) ++terms[util::porter_stem(token)][static_cast<std::size_t>(field)];
+      if (storable_token(token)) ++terms[stem_of(token, stems)][static_cast<std::size_t>(field)];
     });
   };
   add(chunk.symbol, 0);
@@ -389,12 +395,12 @@ std::string chunk_terms(const types::Chunk& chunk, int& length, std::vector<std:
   return object + "}";
 }
 
-std::string history_terms(std::string_view text, int& length) {
+std::string history_terms(std::string_view text, int& length, util::StemCache* stems) {
   std::map<std::string, int> terms;
   length = 0;
   util::for_each_code_token(text, [&](std::string_view token, std::size_t, std::size_t) {
     ++length;
-    if (storable_token(token)) ++terms[util::porter_stem(token)];
+    if (storable_token(token)) ++terms[stem_of(token, stems)];
   });
   std::string object = "{";
   for (const auto& [term, count] : terms) {
@@ -536,7 +542,7 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
           int length = 0;
           distinct.clear();
           // jsonb's binary form: its format version (1), then the JSON text.
-          const std::string terms = '\x01' + chunk_terms(chunk, length, &distinct);
+          const std::string terms = '\x01' + chunk_terms(chunk, length, &distinct, &m_stems);
           rows.value(id)
               .int16(model_number)
               .int32(static_cast<std::int32_t>(i))
@@ -649,7 +655,7 @@ SwapResult Store::swap(const Snapshot& snapshot) {
       int length = 0;
       history_paths.push_back(clean_text(path));
       history_texts.push_back(to_hex(util::compress(clean)));
-      history_term_objects.push_back(history_terms(clean, length));
+      history_term_objects.push_back(history_terms(clean, length, &m_stems));
       history_lengths.push_back(std::to_string(length));
     }
     c.exec("DELETE FROM file_history WHERE ref_id = $1", {Param::text(ref_id)});

@@ -15,6 +15,7 @@
 
 #include "core/types/chunk.hpp"
 #include "core/util/result.hpp"
+#include "core/util/stem.hpp"
 
 namespace kasava::pgstore {
 
@@ -140,6 +141,7 @@ private:
   SwapResult swap(const Snapshot& snapshot);
   std::unique_ptr<Connection> m_connection;
   bool m_publish_lock = false;
+  util::StemCache m_stems;  // the terms of this publish's chunks and histories
 };
 
 /// A chunk's terms as the store keeps them (schema 4): a JSON object of its kasava tokens
@@ -148,13 +150,15 @@ private:
 /// signature, doc, body. Tokens that are not valid UTF-8 or of 2 KiB and more are left out.
 /// `length` gets the number of tokens of all fields (FTS5's row length without the path,
 /// which a snapshot adds); `distinct`, when given, the chunk's terms (each once).
+/// `stems`: a cache to stem through (a publish's), else each token is stemmed anew.
 std::string chunk_terms(const types::Chunk& chunk, int& length,
-                        std::vector<std::string>* distinct = nullptr);
+                        std::vector<std::string>* distinct = nullptr,
+                        util::StemCache* stems = nullptr);
 
 /// A file history's terms as the store keeps them (schema 5): a JSON object of its kasava
 /// tokens, Porter-stemmed and left out as in chunk_terms, each with its occurrences (a JSON
 /// number). `length` gets the number of tokens (FTS5's length of the local history's row).
-std::string history_terms(std::string_view text, int& length);
+std::string history_terms(std::string_view text, int& length, util::StemCache* stems = nullptr);
 
 /// A term's occurrences per field (symbol and parent, signature, doc, body), each capped at
 /// 127, packed as one number (the first field highest, 7 bits each) in decimal: a JSON string

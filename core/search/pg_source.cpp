@@ -34,26 +34,15 @@ constexpr double k_idf_floor = 1e-6;
 // apply the glob.
 constexpr int k_filtered_scan_factor = 4;
 
-// Porter stems, each token stemmed once per search: candidates' paths repeat their words.
-class Stems {
-public:
-  const std::string& of(std::string_view token) {
-    auto found = m_stems.find(std::string(token));
-    if (found == m_stems.end()) found = m_stems.emplace(std::string(token), util::porter_stem(token)).first;
-    return found->second;
-  }
-  // The stemmed tokens of a text, as FTS5's `porter kasava` emits them.
-  std::vector<std::string> tokens(std::string_view text) {
-    std::vector<std::string> tokens;
-    util::for_each_code_token(text, [&](std::string_view token, std::size_t, std::size_t) {
-      tokens.push_back(of(token));
-    });
-    return tokens;
-  }
-
-private:
-  std::unordered_map<std::string, std::string> m_stems;
-};
+// The stemmed tokens of a text, as FTS5's `porter kasava` emits them; each token stemmed
+// once per search, since candidates' paths repeat their words.
+std::vector<std::string> stemmed_tokens(std::string_view text, util::StemCache& stems) {
+  std::vector<std::string> tokens;
+  util::for_each_code_token(text, [&](std::string_view token, std::size_t, std::size_t) {
+    tokens.push_back(stems.stem(token));
+  });
+  return tokens;
+}
 
 // The query's terms stemmed, in order, repeats kept (each is one FTS5 phrase).
 std::vector<std::string> stemmed_terms(const Query& query) {
@@ -105,7 +94,7 @@ struct StoreSource::State {
   std::vector<Entry> entries;  // id = position + 1
   std::map<std::tuple<std::string, int, std::string>, std::int64_t> ids;
   std::map<std::string, std::vector<pgstore::Holder>> holders;  // by blob, refs' order
-  Stems stems;
+  util::StemCache stems;
 
   State(pgstore::Reader& r, std::vector<pgstore::RefInfo> chosen)
       : reader(r), refs(std::move(chosen)) {
@@ -227,7 +216,8 @@ util::Result<std::vector<store::LexicalHit>> StoreSource::lexical_search(const Q
   double path_tokens = 0.0;
   for (const auto& match : matches) {
     for (const std::int64_t id : s.expand(match.key)) {
-      scored.push_back(Scored{id, &match, s.stems.tokens(s.entries[static_cast<std::size_t>(id - 1)].path)});
+      scored.push_back(Scored{
+          id, &match, stemmed_tokens(s.entries[static_cast<std::size_t>(id - 1)].path, s.stems)});
       path_tokens += static_cast<double>(scored.back().path_tokens.size());
     }
   }

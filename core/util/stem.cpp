@@ -35,4 +35,10 @@ std::string porter_stem(std::string_view token) {
                      static_cast<std::size_t>(sb_stemmer_length(stemmer)));
 }
 
+const std::string& StemCache::stem(std::string_view token) {
+  auto found = m_stems.find(token);
+  if (found == m_stems.end()) found = m_stems.emplace(std::string(token), porter_stem(token)).first;
+  return found->second;
+}
+
 } // namespace kasava::util

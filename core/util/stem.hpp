@@ -1,17 +1,37 @@
-// Porter stemming of kasava's tokens, the one function both sides of a shared store use: the
-// terms a publish stores and the query terms `ask --store` looks for, so that a PostgreSQL
-// store matches words as the local index does (FTS5's `porter` tokenizer wraps kasava's).
-// Snowball's original "porter" algorithm (libstemmer); this file is the only includer of
-// libstemmer.h.
+// Porter stemming of kasava's tokens (and StemCache, each distinct token stemmed once), the
+// one function both sides of a shared store use: the terms a publish stores and the query
+// terms `ask --store` looks for, so that a PostgreSQL store matches words as the local index
+// does (FTS5's `porter` tokenizer wraps kasava's). Snowball's original "porter" algorithm
+// (libstemmer); this file is the only includer of libstemmer.h.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace kasava::util {
 
 /// The Porter stem of one lower-cased token, as FTS5's porter tokenizer gives it: tokens
 /// shorter than 3 or longer than 64 bytes, and tokens the stemmer cannot take, unchanged.
 std::string porter_stem(std::string_view token);
+
+/// porter_stem with each distinct token stemmed once, for stemming much text whose words
+/// repeat (a publish's chunks and commit subjects, a search's candidate paths). Keeps every
+/// token it saw: one per task, not per process. Not thread-safe.
+class StemCache {
+public:
+  const std::string& stem(std::string_view token);
+
+private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const {
+      return std::hash<std::string_view>{}(text);
+    }
+  };
+  std::unordered_map<std::string, std::string, Hash, std::equal_to<>> m_stems;
+};
 
 } // namespace kasava::util

@@ -169,6 +169,8 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
   const std::string terms = kasava::pgstore::history_terms("Parse requests\nParsing fix", length);
   CHECK(terms == "{\"fix\":1,\"pars\":2,\"request\":1}");
   CHECK(length == 4);
+  kasava::util::StemCache stems;
+  CHECK(kasava::pgstore::history_terms("Parse requests\nParsing fix", length, &stems) == terms);
   CHECK(server.psql(database,
                     "SELECT terms::text || ' ' || length FROM file_history WHERE path = 'a.c'") ==
         "{\"fix\": 1, \"pars\": 2, \"request\": 1} 4");
@@ -325,6 +327,13 @@ TEST_CASE("pgstore: a chunk's terms sent in binary are the jsonb their text read
   std::vector<std::string> distinct;
   const std::string terms = kasava::pgstore::chunk_terms(chunk, length, &distinct);
   CHECK(length > 10);
+  // Through a publish's stem cache, the same terms (twice: the second from the cache).
+  kasava::util::StemCache stems;
+  for (int round = 0; round < 2; ++round) {
+    int cached_length = 0;
+    CHECK(kasava::pgstore::chunk_terms(chunk, cached_length, nullptr, &stems) == terms);
+    CHECK(cached_length == length);
+  }
   REQUIRE(std::find(distinct.begin(), distinct.end(), "request") != distinct.end());
   {
     kasava::pgstore::Transaction transaction(c);

@@ -24,3 +24,15 @@ TEST_CASE("util::porter_stem leaves short, long and odd tokens as they are") {
   CHECK(porter_stem(long_token) == long_token);
   CHECK(porter_stem("http2") == "http2");
 }
+
+TEST_CASE("util::StemCache stems as porter_stem does, each token once") {
+  kasava::util::StemCache stems;
+  for (const char* token : {"parsing", "parse", "parsing", "is", "retries", "http2", "retries"}) {
+    INFO(token);
+    CHECK(stems.stem(token) == porter_stem(token));
+  }
+  // A kept stem is the same object the next time.
+  const std::string* first = &stems.stem("connections");
+  CHECK(&stems.stem(std::string("connections")) == first);
+  CHECK(*first == "connect");
+}
