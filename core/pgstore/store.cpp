@@ -222,6 +222,19 @@ UPDATE refs f SET history_files = h.files, history_tokens = h.tokens
 UPDATE kasava_schema SET version = 5;
 )sql";
 
+// File histories as file_history takes them, in arrays for unnest(): paths, subjects (zstd,
+// hex), terms and lengths; both a publish and the schema 5 upgrade write them.
+struct HistoryRows {
+  std::vector<std::string> paths, subjects, terms, lengths;
+  void add(std::string path, std::string_view text, util::StemCache& stems) {
+    int length = 0;
+    paths.push_back(std::move(path));
+    subjects.push_back(to_hex(util::compress(text)));
+    terms.push_back(history_terms(text, length, &stems));
+    lengths.push_back(std::to_string(length));
+  }
+};
+
 // Every history of schema 4 written again with its terms and length, 2,000 at a time by key.
 void fill_history_terms(Connection& connection) {
   util::StemCache stems;
@@ -232,25 +245,22 @@ void fill_history_terms(Connection& connection) {
         "ORDER BY ref_id, path LIMIT 2000",
         {Param::text(after_ref), Param::text(after_path)});
     if (rows.size() == 0) return;
-    std::vector<std::string> refs, paths, subjects, terms, lengths;
+    std::vector<std::string> refs;
+    HistoryRows histories;
     for (const auto& row : rows.rows) {
-      int length = 0;
       refs.push_back(row[0]);
-      paths.push_back(row[1]);
-      subjects.push_back(to_hex(util::compress(row[2])));
-      terms.push_back(history_terms(row[2], length, &stems));
-      lengths.push_back(std::to_string(length));
+      histories.add(row[1], row[2], stems);
     }
     connection.exec(
         "INSERT INTO file_history(ref_id, path, subjects, terms, length) "
         "SELECT r, p, decode(s, 'hex'), t::jsonb, l "
         "FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::integer[]) "
         "AS u(r, p, s, t, l)",
-        {Param::text(text_array(refs)), Param::text(text_array(paths)),
-         Param::text(text_array(subjects)), Param::text(text_array(terms)),
-         Param::text(text_array(lengths))});
+        {Param::text(text_array(refs)), Param::text(text_array(histories.paths)),
+         Param::text(text_array(histories.subjects)), Param::text(text_array(histories.terms)),
+         Param::text(text_array(histories.lengths))});
     after_ref = refs.back();
-    after_path = paths.back();
+    after_path = histories.paths.back();
   }
 }
 
@@ -649,24 +659,18 @@ SwapResult Store::swap(const Snapshot& snapshot) {
            "SELECT $1, p, decode(b, 'hex'), l FROM unnest($2::text[], $3::text[], $4::text[]) AS u(p, b, l)",
            {Param::text(ref_id), Param::text(text_array(paths)), Param::text(text_array(ids)),
             Param::text(text_array(languages))});
-    std::vector<std::string> history_paths, history_texts, history_term_objects, history_lengths;
-    for (const auto& [path, text] : snapshot.history) {
-      const std::string clean = clean_text(text);
-      int length = 0;
-      history_paths.push_back(clean_text(path));
-      history_texts.push_back(to_hex(util::compress(clean)));
-      history_term_objects.push_back(history_terms(clean, length, &m_stems));
-      history_lengths.push_back(std::to_string(length));
-    }
+    HistoryRows histories;
+    for (const auto& [path, text] : snapshot.history)
+      histories.add(clean_text(path), clean_text(text), m_stems);
     c.exec("DELETE FROM file_history WHERE ref_id = $1", {Param::text(ref_id)});
     c.exec(
         "INSERT INTO file_history(ref_id, path, subjects, terms, length) "
         "SELECT $1, p, decode(s, 'hex'), t::jsonb, l "
         "FROM unnest($2::text[], $3::text[], $4::text[], $5::integer[]) AS u(p, s, t, l) "
         "ON CONFLICT DO NOTHING",
-        {Param::text(ref_id), Param::text(text_array(history_paths)),
-         Param::text(text_array(history_texts)), Param::text(text_array(history_term_objects)),
-         Param::text(text_array(history_lengths))});
+        {Param::text(ref_id), Param::text(text_array(histories.paths)),
+         Param::text(text_array(histories.subjects)), Param::text(text_array(histories.terms)),
+         Param::text(text_array(histories.lengths))});
     c.exec(
         "UPDATE refs SET history_files = h.files, history_tokens = h.tokens "
         "FROM (SELECT count(*) AS files, coalesce(sum(length), 0) AS tokens FROM file_history "
