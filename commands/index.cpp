@@ -5,6 +5,10 @@
 #include <filesystem>
 #include <optional>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "commands/commands.hpp"
 #include "commands/publish.hpp"
 #include "core/remote/embedder.hpp"
@@ -15,6 +19,18 @@
 namespace kasava::commands {
 
 namespace {
+
+// glibc raises its mmap threshold to the size of each large block freed (up to 32 MiB), so
+// after the first windows the large buffers of a run (file contents, packed texts, tree-sitter's
+// arrays) come from the threads' heaps, which keep what they once held: indexing the Linux
+// kernel peaked at 140.6 MB with at most ~56 MB of heap in use (heaptrack). A fixed threshold
+// hands blocks of 256 KiB and more back to the system when freed: 126.7 and 130.8 MB in two
+// runs, user time 530 and 563 s against 556.
+void return_large_blocks_when_freed() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
+}
 
 // `cloned_into`: the clone of a URL target (its root), "" for a folder.
 std::string summary_json(const index::IndexSummary& summary, const std::string& root,
@@ -206,6 +222,7 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepa
   std::unique_ptr<store::Store> store = std::move(prepared.store);
   index::IndexOptions index_options = index_options_for(context, *store, options.max_file_size);
   index_options.threads = options.threads;
+  return_large_blocks_when_freed();
   auto summary = index::run_index(source, *store, index_options, progress_callbacks(context));
   context.output.end_progress();
   if (!summary) throw util::Failure(summary.error());

@@ -98,8 +98,10 @@ namespace {
 constexpr std::int64_t k_application_id = 0x4B415356;
 // A reader waits this long for a writer's commit instead of failing with "database is locked".
 constexpr int k_busy_timeout_ms = 5000;
-// Page cache per connection (negative = KiB): FTS5 segment merges while indexing read a lot.
-constexpr const char* k_cache_size_pragma = "PRAGMA cache_size=-16384";
+// Page cache per connection (negative = KiB). What an index run writes is mostly appended in
+// rowid order, and FTS5's merges read their segments once: a full index of the Linux kernel
+// took 325 s with 8 MiB against 341 s with 16 MiB (one run each), and peaked 10 MB lower.
+constexpr const char* k_cache_size_pragma = "PRAGMA cache_size=-8192";
 // A read-only connection serves one search and is closed: the pages a search touches are read
 // once (a semantic scan reads every page of vector_codes), so a large cache only turns each
 // page into fresh heap memory, and on a virtual machine a page fault costs more than the read.
