@@ -1511,9 +1511,11 @@ public:
     const std::size_t bytes = m_code.size();
     m_distances.resize(count);
     hamming_distances(codes, count, m_code.data(), bytes, m_distances.data());
+    // Nearly every code is farther than the heap's top: that test reads a local, not the heap.
+    int farthest = farthest_kept();
     for (std::size_t i = 0; i < count; ++i) {
       const int distance = m_distances[i];
-      if (m_heap.size() == m_capacity && distance > m_heap.front().distance) continue;
+      if (distance > farthest) continue;
       if (skip(i)) continue;
       std::int64_t chunk_id = 0;
       std::memcpy(&chunk_id, ids + i * sizeof chunk_id, sizeof chunk_id);
@@ -1526,6 +1528,7 @@ public:
         m_heap.back() = hit;
         std::push_heap(m_heap.begin(), m_heap.end(), worse);
       }
+      farthest = farthest_kept();
     }
   }
 
@@ -1535,6 +1538,10 @@ public:
   }
 
 private:
+  // Codes farther than this cannot enter the heap: its top's distance once it is full.
+  int farthest_kept() const {
+    return m_heap.size() == m_capacity ? m_heap.front().distance : std::numeric_limits<int>::max();
+  }
   static bool worse(const CodeHit& a, const CodeHit& b) {
     return a.distance != b.distance ? a.distance < b.distance : a.chunk_id < b.chunk_id;
   }

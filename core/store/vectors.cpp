@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace kasava::store {
 
@@ -103,20 +104,22 @@ template <typename F>
 [[gnu::always_inline]] inline void each_distance(const std::uint8_t* codes, std::size_t count,
                                                  const std::uint8_t* query, std::size_t bytes, F&& f) {
   const std::size_t words = bytes / 8;
-  if (bytes % 8 == 0 && words <= 8) {
-    // The common case (64 to 512 dimensions): the query's words stay in registers.
+  // The common case (64 to 512 dimensions): the query's words stay in registers. The built-in
+  // model's 256 dimensions get a loop of their own, unrolled: 31 -> 20 instructions a code.
+  const auto scan_words = [&](auto word_count) {
     std::uint64_t q[8] = {};
-    for (std::size_t w = 0; w < words; ++w) q[w] = load_word(query + 8 * w);
+    for (std::size_t w = 0; w < word_count; ++w) q[w] = load_word(query + 8 * w);
     for (std::size_t c = 0; c < count; ++c) {
       const std::uint8_t* code = codes + c * bytes;
       int distance = 0;
-      for (std::size_t w = 0; w < words; ++w) {
+      for (std::size_t w = 0; w < word_count; ++w) {
         distance += __builtin_popcountll(load_word(code + 8 * w) ^ q[w]);
       }
       f(c, distance);
     }
-    return;
-  }
+  };
+  if (bytes == 32) return scan_words(std::integral_constant<std::size_t, 4>{});
+  if (bytes % 8 == 0 && words <= 8) return scan_words(words);
   for (std::size_t c = 0; c < count; ++c) f(c, hamming_distance(codes + c * bytes, query, bytes));
 }
 
@@ -205,11 +208,13 @@ bool unpack_values(std::span<const std::uint8_t> blob, int dims, std::vector<std
   const std::size_t halved_bytes = (count + 1) / 2;
   if (count >= 2 && blob.size() == halved_bytes + sizeof(float)) {
     values.resize(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      const unsigned nibble = i % 2 == 0 ? blob[i / 2] & 0x0Fu : blob[i / 2] >> 4;
-      // Sign-extends the 4-bit two's complement: 8..15 are -8..-1.
-      values[i] = static_cast<std::int8_t>(static_cast<int>(nibble ^ 0x08u) - 8);
+    // Sign-extends the 4-bit two's complement: 8..15 are -8..-1. Low nibble first.
+    const auto widen = [](unsigned nibble) { return static_cast<std::int8_t>(static_cast<int>(nibble ^ 0x08u) - 8); };
+    for (std::size_t i = 0; i < count / 2; ++i) {
+      values[2 * i] = widen(blob[i] & 0x0Fu);
+      values[2 * i + 1] = widen(blob[i] >> 4);
     }
+    if (count % 2 != 0) values[count - 1] = widen(blob[count / 2] & 0x0Fu);
     std::memcpy(&scale, blob.data() + halved_bytes, sizeof(float));
     return true;
   }
