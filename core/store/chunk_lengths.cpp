@@ -43,6 +43,13 @@ int count_row(const Fts5ExtensionApi* /*api*/, Fts5Context* /*fts*/, void* rows)
   return SQLITE_OK;
 }
 
+// IDF = log((N - n + 0.5) / (n + 0.5)), at least 1e-6 (a word in over half the rows).
+double idf_of(std::int64_t rows, std::int64_t hits) {
+  const double idf = std::log((static_cast<double>(rows) - static_cast<double>(hits) + 0.5) /
+                              (static_cast<double>(hits) + 0.5));
+  return idf <= 0.0 ? 1e-6 : idf;
+}
+
 // Fills stats as fts5Bm25GetData does; an SQLite result code.
 int compute_stats(const Fts5ExtensionApi* api, Fts5Context* fts, QueryStats& stats) {
   const int phrases = api->xPhraseCount(fts);
@@ -61,11 +68,7 @@ int compute_stats(const Fts5ExtensionApi* api, Fts5Context* fts, QueryStats& sta
     result = api->xQueryPhrase(fts, i, &hits, count_row);
     if (result != SQLITE_OK) return result;
     stats.matching[static_cast<std::size_t>(i)] = hits;
-    // IDF = log((N - n + 0.5) / (n + 0.5)), at least 1e-6 (a word in over half the rows).
-    double idf = std::log((static_cast<double>(rows) - static_cast<double>(hits) + 0.5) /
-                          (static_cast<double>(hits) + 0.5));
-    if (idf <= 0.0) idf = 1e-6;
-    stats.idf[static_cast<std::size_t>(i)] = idf;
+    stats.idf[static_cast<std::size_t>(i)] = idf_of(rows, hits);
   }
   return SQLITE_OK;
 }
@@ -74,13 +77,14 @@ int compute_stats(const Fts5ExtensionApi* api, Fts5Context* fts, QueryStats& sta
 struct RankingData {
   ChunkLengths* lengths = nullptr;
   TermStats* terms = nullptr;
+  CollectedRows* collected = nullptr;
 };
 
 // The row's weighted frequency of phrases [first, first + frequency.size()) into `frequency`
 // and its length; an SQLite result code.
 int row_figures(const Fts5ExtensionApi* api, Fts5Context* fts, int argument_count,
                 sqlite3_value** arguments, int first, ChunkLengths* lengths,
-                std::vector<double>& frequency, double& length) {
+                std::span<double> frequency, double& length, std::int64_t* matching = nullptr) {
   // Each phrase's instances are walked on their own (xPhraseFirst), in the same order as
   // bm25()'s walk of all instances (xInst) meets them, so the sums are the same to the bit;
   // xInstCount would first merge the instances of all phrases into one sorted list, which
@@ -96,6 +100,7 @@ int row_figures(const Fts5ExtensionApi* api, Fts5Context* fts, int argument_coun
     const int result =
         api->xPhraseFirst(fts, first + static_cast<int>(phrase), &iterator, &column, &offset);
     if (result != SQLITE_OK) return result;
+    if (matching != nullptr && column >= 0) ++matching[phrase];
     for (; column >= 0; api->xPhraseNext(fts, &iterator, &column, &offset)) {
       sum += column < weighed              ? weights[column]
              : argument_count > column ? sqlite3_value_double(arguments[column])
@@ -113,7 +118,7 @@ int row_figures(const Fts5ExtensionApi* api, Fts5Context* fts, int argument_coun
   return SQLITE_OK;
 }
 
-double bm25_of(const std::vector<double>& idf, const std::vector<double>& frequency, double length,
+double bm25_of(const std::vector<double>& idf, std::span<const double> frequency, double length,
                double average_length) {
   double score = 0.0;
   for (std::size_t i = 0; i < frequency.size(); ++i) {
@@ -165,6 +170,40 @@ void kasava_bm25_terms(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_co
                                  data->lengths, terms.frequency, length);
   if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
   sqlite3_result_double(context, -1.0 * bm25_of(terms.idf, terms.frequency, length, terms.average_length));
+}
+
+// kasava_bm25_rows(chunks_fts, weights...): adds the row to the connection's CollectedRows
+// (see chunk_lengths.hpp); returns 0.
+void kasava_bm25_rows(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* context,
+                      int argument_count, sqlite3_value** arguments) {
+  auto* data = static_cast<RankingData*>(api->xUserData(fts));
+  if (data->collected == nullptr) return sqlite3_result_error(context, "kasava_bm25_rows: nowhere to collect", -1);
+  CollectedRows& rows = *data->collected;
+  try {
+    if (!rows.started) {
+      sqlite3_int64 count = 0;
+      sqlite3_int64 total_tokens = 0;
+      int result = api->xRowCount(fts, &count);
+      if (result == SQLITE_OK) result = api->xColumnTotalSize(fts, -1, &total_tokens);
+      if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
+      rows.phrases = api->xPhraseCount(fts);
+      rows.rows = count;
+      rows.average_length = static_cast<double>(total_tokens) / static_cast<double>(count);
+      rows.matching.assign(static_cast<std::size_t>(rows.phrases), 0);
+      rows.started = true;
+    }
+    const auto phrases = static_cast<std::size_t>(rows.phrases);
+    rows.frequency.resize(rows.frequency.size() + phrases);
+    double length = 0;
+    const int result = row_figures(api, fts, argument_count, arguments, 0, data->lengths,
+                                   std::span(rows.frequency).last(phrases), length, rows.matching.data());
+    if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
+    rows.ids.push_back(api->xRowid(fts));
+    rows.lengths.push_back(length);
+  } catch (const std::bad_alloc&) {
+    return sqlite3_result_error_nomem(context);
+  }
+  sqlite3_result_int(context, 0);
 }
 
 void delete_stats(void* stats) {
@@ -267,15 +306,17 @@ void ChunkLengths::flush() {
   forget_read();  // what this connection reads next includes what it wrote
 }
 
-std::string register_ranking(sqlite3* db, ChunkLengths* lengths, TermStats* terms) {
+std::string register_ranking(sqlite3* db, ChunkLengths* lengths, TermStats* terms,
+                             CollectedRows* collected) {
   std::string error;
   fts5_api* api = sqlite::fts5_api_of(db, error);
   if (api == nullptr) return error;
-  auto* data = new (std::nothrow) RankingData{lengths, terms};
+  auto* data = new (std::nothrow) RankingData{lengths, terms, collected};
   if (data == nullptr) return "registering the ranking function: out of memory";
   // The last function's destructor frees the shared data when the connection closes.
   int result = api->xCreateFunction(api, k_rank_function_name, data, kasava_bm25, nullptr);
   if (result == SQLITE_OK) result = api->xCreateFunction(api, "kasava_bm25_stats", data, kasava_bm25_stats, nullptr);
+  if (result == SQLITE_OK) result = api->xCreateFunction(api, "kasava_bm25_rows", data, kasava_bm25_rows, nullptr);
   if (result == SQLITE_OK) {
     result = api->xCreateFunction(api, "kasava_bm25_terms", data, kasava_bm25_terms,
                                   [](void* shared) { delete static_cast<RankingData*>(shared); });
@@ -286,6 +327,31 @@ std::string register_ranking(sqlite3* db, ChunkLengths* lengths, TermStats* term
     return std::string("registering the ranking function: ") + sqlite3_errstr(result);
   }
   return "";
+}
+
+std::vector<std::pair<double, std::int64_t>> best_collected(const CollectedRows& rows, int limit) {
+  std::vector<std::pair<double, std::int64_t>> best;  // a max-heap: its top is the one to beat
+  const std::size_t capacity = static_cast<std::size_t>(std::max(limit, 0));
+  if (capacity == 0 || rows.ids.empty()) return best;
+  const auto phrases = static_cast<std::size_t>(rows.phrases);
+  std::vector<double> idf(phrases);
+  for (std::size_t i = 0; i < phrases; ++i) idf[i] = idf_of(rows.rows, rows.matching[i]);
+  best.reserve(std::min(capacity, rows.ids.size()));
+  for (std::size_t r = 0; r < rows.ids.size(); ++r) {
+    const std::span<const double> frequency(rows.frequency.data() + r * phrases, phrases);
+    const std::pair<double, std::int64_t> row{-1.0 * bm25_of(idf, frequency, rows.lengths[r], rows.average_length),
+                                              rows.ids[r]};
+    if (best.size() < capacity) {
+      best.push_back(row);
+      std::push_heap(best.begin(), best.end());
+    } else if (row < best.front()) {
+      std::pop_heap(best.begin(), best.end());
+      best.back() = row;
+      std::push_heap(best.begin(), best.end());
+    }
+  }
+  std::sort_heap(best.begin(), best.end());
+  return best;
 }
 
 std::optional<std::uint64_t> docsize_total(const std::uint8_t* data, std::size_t size) {

@@ -27,6 +27,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 struct sqlite3;
@@ -101,9 +102,32 @@ struct TermStats {
   std::vector<double> frequency;      ///< per term, for the current row (reused)
 };
 
-/// Registers kasava_bm25 (and the two functions of TermStats) on one connection; `lengths`
-/// and `terms` (when given: the two functions fail without) must outlive it. Returns "" on success, else the reason.
-std::string register_ranking(sqlite3* db, ChunkLengths* lengths, TermStats* terms = nullptr);
+/// The rows of a query whose expression is its phrases OR-ed, as
+/// `kasava_bm25_rows(chunks_fts, w_symbol, w_path, w_doc, w_body)` collects them: each row's
+/// weighted frequency of every phrase and its length, and how many rows hold each phrase.
+/// Such a query visits every row that holds a phrase, so those counts are the document
+/// frequencies kasava_bm25 finds with a second walk of each phrase's rows (xQueryPhrase):
+/// best_collected scores the rows afterwards, to the bit as kasava_bm25 would, without it.
+struct CollectedRows {
+  int phrases = 0;
+  std::int64_t rows = 0;              ///< in the table
+  double average_length = 1.0;
+  bool started = false;               ///< the first row set the three above
+  std::vector<std::int64_t> matching; ///< rows holding each phrase
+  std::vector<std::int64_t> ids;
+  std::vector<double> lengths;        ///< per row
+  std::vector<double> frequency;      ///< `phrases` per row
+};
+
+/// The best `limit` collected rows by kasava_bm25's score (negative, lower = better) as
+/// (score, rowid), ascending: what `ORDER BY kasava_bm25(…) LIMIT limit` gives, ties by rowid.
+std::vector<std::pair<double, std::int64_t>> best_collected(const CollectedRows& rows, int limit);
+
+/// Registers kasava_bm25 (and the two functions of TermStats, and kasava_bm25_rows) on one
+/// connection; `lengths`, `terms` and `collected` (when given: their functions fail without)
+/// must outlive it. Returns "" on success, else the reason.
+std::string register_ranking(sqlite3* db, ChunkLengths* lengths, TermStats* terms = nullptr,
+                             CollectedRows* collected = nullptr);
 
 /// A `chunk_sizes` row's entries (k_lengths_per_block of them; missing bytes read as 0).
 std::vector<std::uint16_t> decode_lengths(std::span<const std::uint8_t> bytes);

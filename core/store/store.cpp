@@ -222,6 +222,9 @@ constexpr const char* k_delete_fts_sql =
 constexpr const char* k_search_sql =
     "SELECT rowid, kasava_bm25(chunks_fts, ?1, ?2, ?3, ?4) AS score FROM chunks_fts"
     " WHERE chunks_fts MATCH ?5";
+// The same rows of an OR query collected (CollectedRows), to be scored after the scan.
+constexpr const char* k_collect_sql =
+    "SELECT kasava_bm25_rows(chunks_fts, ?1, ?2, ?3, ?4) FROM chunks_fts WHERE chunks_fts MATCH ?5";
 // A bounded lexical search (Store::lexical_search): the terms' statistics, then the rows that
 // hold a rarer term, ranked by all terms.
 constexpr const char* k_term_stats_sql =
@@ -377,6 +380,8 @@ struct Store::Impl {
   // The statistics of a bounded lexical search's terms (see lexical_search), which the
   // connection's ranking functions read and write.
   TermStats m_terms;
+  // The rows of a plain lexical search, scored once all are seen (see lexical_search).
+  CollectedRows m_collected;
   sqlite::Database m_db;
   ChunkLengths m_lengths;
   // Inside begin() … commit()/rollback(): chunk lengths are written at the commit.
@@ -802,7 +807,7 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMo
       return util::Error{context + failure};
     }
     if (const std::string failure =
-            register_ranking(impl->m_db.get(), &impl->m_lengths, &impl->m_terms);
+            register_ranking(impl->m_db.get(), &impl->m_lengths, &impl->m_terms, &impl->m_collected);
         !failure.empty()) {
       return util::Error{context + failure};
     }
@@ -1456,6 +1461,24 @@ util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view mat
       // query answers, or reports what is wrong.
     }
     if (bounded) return std::move(*bounded);
+    if (or_terms(match_expression)) {
+      // Its rows are every row holding a term, which gives the terms' document frequencies
+      // without kasava_bm25's second walk of each term's rows (9% of a lexical-heavy ask).
+      CollectedRows& rows = m_impl->m_collected;
+      rows = CollectedRows{};
+      auto query = m_impl->m_db.query(k_collect_sql);
+      query.bind(1, weights.symbol)
+          .bind(2, weights.path)
+          .bind(3, weights.doc)
+          .bind(4, weights.body)
+          .bind(5, match_expression);
+      while (query.step()) {
+      }
+      const auto best = best_collected(rows, limit);
+      rows = CollectedRows{};  // its memory back now, not at the next search
+      for (const auto& [score, id] : best) hits.push_back(LexicalHit{id, -score});
+      return hits;
+    }
     auto query = m_impl->m_db.query(k_search_sql);
     query.bind(1, weights.symbol)
         .bind(2, weights.path)

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,58 @@ TEST_CASE("store: kasava_bm25 scores every row exactly as bm25() does, with the 
       CHECK(row.bm25 < 0);
       CHECK(row.ours == row.bm25);
       CHECK(lengths.tokens(row.rowid) > 0);  // kept, so FTS5 was not asked
+    }
+  }
+}
+
+TEST_CASE("store: a lexical search of OR-ed terms ranks as ORDER BY bm25(), rowid, ties included") {
+  // lexical_search scores an OR query's rows after the scan, with document frequencies counted
+  // from the rows themselves: it must give what bm25() ordered by SQLite gives. Many short
+  // chunks of a small vocabulary, so that scores tie and terms are common and rare.
+  TempDir dir;
+  const auto path = dir.file("index.db");
+  const std::vector<std::string> words = {"open", "file", "config", "parse", "retry", "socket", "read", "write"};
+  std::mt19937 random(7);
+  {
+    auto store = open_store(path);
+    store->begin();
+    for (int f = 0; f < 60; ++f) {
+      std::vector<Chunk> chunks;
+      for (int c = 0; c < 4; ++c) {
+        std::string text;
+        const int length = 1 + static_cast<int>(random() % 6);
+        for (int w = 0; w < length; ++w) text += words[random() % words.size()] + " ";
+        chunks.push_back(make_chunk(c % 2 == 0 ? words[random() % words.size()] : "", text,
+                                    c == 3 ? words[random() % words.size()] : ""));
+      }
+      store->put_file(make_file("src/" + words[f % words.size()] + "/f" + std::to_string(f) + ".cpp"), chunks);
+    }
+    store->commit();
+  }
+  auto reader = open_store(path, OpenMode::read_only);
+  sqlite::Database db(path, SQLITE_OPEN_READONLY);
+  REQUIRE(kasava::store::register_tokenizer(db.get()).empty());
+  const FieldWeights weights;
+  for (const std::string expression :
+       {"\"file\"", "\"open\" OR \"file\"", "\"retry\" OR \"socket\" OR \"config\"",
+        "\"open\" OR \"file\" OR \"config\" OR \"parse\" OR \"read\"", "\"src\" OR \"write\""}) {
+    for (const int limit : {1, 7, 40, 1000}) {
+      INFO(expression << " limit " << limit);
+      std::vector<std::pair<std::int64_t, double>> expected;
+      auto query = db.query(
+          "SELECT rowid, bm25(chunks_fts, ?1, ?2, ?3, ?4) AS score FROM chunks_fts WHERE chunks_fts MATCH ?5"
+          " ORDER BY score, rowid LIMIT ?6");
+      query.bind(1, weights.symbol).bind(2, weights.path).bind(3, weights.doc).bind(4, weights.body);
+      query.bind(5, expression).bind(6, static_cast<std::int64_t>(limit));
+      while (query.step()) expected.emplace_back(query.column_int64(0), -query.column_double(1));
+      REQUIRE_FALSE(expected.empty());
+      const auto hits = reader->lexical_search(expression, weights, limit).value();
+      REQUIRE(hits.size() == expected.size());
+      for (std::size_t i = 0; i < hits.size(); ++i) {
+        INFO("rank " << i);
+        CHECK(hits[i].chunk_id == expected[i].first);
+        CHECK(hits[i].score == expected[i].second);
+      }
     }
   }
 }
