@@ -1322,6 +1322,12 @@ std::optional<std::vector<std::string>> or_terms(std::string_view expression) {
   return terms;
 }
 
+// Binds a lexical statement's parameters (k_search_sql, k_bounded_search_sql, k_collect_sql):
+// the field weights as ?1-?4, the expression as ?5.
+void bind_ranking(sqlite::Query& query, const FieldWeights& weights, std::string_view expression) {
+  query.bind(1, weights.symbol).bind(2, weights.path).bind(3, weights.doc).bind(4, weights.body).bind(5, expression);
+}
+
 // The best `limit` rows of a lexical statement (rowid, score: bm25's sign, lower = better),
 // ordered as `ORDER BY score LIMIT n` ordered them (ties by rowid, the order FTS5 visits) and
 // as hits (higher = better). A heap here rather than SQLite's sorter: each matching row cost
@@ -1394,11 +1400,7 @@ std::optional<std::vector<LexicalHit>> Store::bounded_lexical_search(
     }
     stats.first_phrase = rare;
     auto query = db.query(k_bounded_search_sql);
-    query.bind(1, weights.symbol)
-        .bind(2, weights.path)
-        .bind(3, weights.doc)
-        .bind(4, weights.body)
-        .bind(5, std::string_view(expression));
+    bind_ranking(query, weights, expression);
     return best_rows(query, limit);
   };
   const auto bound_of = [&](const std::vector<bool>& common) {
@@ -1467,11 +1469,7 @@ util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view mat
       CollectedRows& rows = m_impl->m_collected;
       rows = CollectedRows{};
       auto query = m_impl->m_db.query(k_collect_sql);
-      query.bind(1, weights.symbol)
-          .bind(2, weights.path)
-          .bind(3, weights.doc)
-          .bind(4, weights.body)
-          .bind(5, match_expression);
+      bind_ranking(query, weights, match_expression);
       while (query.step()) {
       }
       const auto best = best_collected(rows, limit);
@@ -1480,11 +1478,7 @@ util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view mat
       return hits;
     }
     auto query = m_impl->m_db.query(k_search_sql);
-    query.bind(1, weights.symbol)
-        .bind(2, weights.path)
-        .bind(3, weights.doc)
-        .bind(4, weights.body)
-        .bind(5, match_expression);
+    bind_ranking(query, weights, match_expression);
     hits = best_rows(query, limit);
   } catch (const sqlite::Error& error) {
     return util::Error{"searching index '" + m_impl->m_path + "' for '" +
