@@ -329,29 +329,35 @@ std::string register_ranking(sqlite3* db, ChunkLengths* lengths, TermStats* term
   return "";
 }
 
+BestScores::BestScores(int limit) : m_capacity(static_cast<std::size_t>(std::max(limit, 0))) {}
+
+void BestScores::offer(double score, std::int64_t rowid) {
+  const std::pair<double, std::int64_t> row{score, rowid};
+  if (m_heap.size() < m_capacity) {
+    m_heap.push_back(row);
+    std::push_heap(m_heap.begin(), m_heap.end());
+  } else if (m_capacity > 0 && row < m_heap.front()) {
+    std::pop_heap(m_heap.begin(), m_heap.end());
+    m_heap.back() = row;
+    std::push_heap(m_heap.begin(), m_heap.end());
+  }
+}
+
+std::vector<std::pair<double, std::int64_t>> BestScores::take() {
+  std::sort_heap(m_heap.begin(), m_heap.end());
+  return std::move(m_heap);
+}
+
 std::vector<std::pair<double, std::int64_t>> best_collected(const CollectedRows& rows, int limit) {
-  std::vector<std::pair<double, std::int64_t>> best;  // a max-heap: its top is the one to beat
-  const std::size_t capacity = static_cast<std::size_t>(std::max(limit, 0));
-  if (capacity == 0 || rows.ids.empty()) return best;
+  BestScores best(limit);
   const auto phrases = static_cast<std::size_t>(rows.phrases);
   std::vector<double> idf(phrases);
   for (std::size_t i = 0; i < phrases; ++i) idf[i] = idf_of(rows.rows, rows.matching[i]);
-  best.reserve(std::min(capacity, rows.ids.size()));
   for (std::size_t r = 0; r < rows.ids.size(); ++r) {
     const std::span<const double> frequency(rows.frequency.data() + r * phrases, phrases);
-    const std::pair<double, std::int64_t> row{-1.0 * bm25_of(idf, frequency, rows.lengths[r], rows.average_length),
-                                              rows.ids[r]};
-    if (best.size() < capacity) {
-      best.push_back(row);
-      std::push_heap(best.begin(), best.end());
-    } else if (row < best.front()) {
-      std::pop_heap(best.begin(), best.end());
-      best.back() = row;
-      std::push_heap(best.begin(), best.end());
-    }
+    best.offer(-1.0 * bm25_of(idf, frequency, rows.lengths[r], rows.average_length), rows.ids[r]);
   }
-  std::sort_heap(best.begin(), best.end());
-  return best;
+  return best.take();
 }
 
 std::optional<std::uint64_t> docsize_total(const std::uint8_t* data, std::size_t size) {

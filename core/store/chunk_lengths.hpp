@@ -119,6 +119,20 @@ struct CollectedRows {
   std::vector<double> frequency;      ///< `phrases` per row
 };
 
+/// The best `limit` of the (score, rowid) pairs offered, lower score first and ties by rowid:
+/// what `ORDER BY score, rowid LIMIT limit` keeps, without SQLite's sorter.
+class BestScores {
+public:
+  explicit BestScores(int limit);
+  void offer(double score, std::int64_t rowid);
+  /// The pairs kept, ascending.
+  std::vector<std::pair<double, std::int64_t>> take();
+
+private:
+  std::size_t m_capacity;
+  std::vector<std::pair<double, std::int64_t>> m_heap;  // a max-heap: its top is the one to beat
+};
+
 /// The best `limit` collected rows by kasava_bm25's score (negative, lower = better) as
 /// (score, rowid), ascending: what `ORDER BY kasava_bm25(…) LIMIT limit` gives, ties by rowid.
 std::vector<std::pair<double, std::int64_t>> best_collected(const CollectedRows& rows, int limit);
