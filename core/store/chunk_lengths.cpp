@@ -253,6 +253,7 @@ ChunkLengths::Block ChunkLengths::load(std::int64_t block) {
 std::vector<std::uint16_t> decode_lengths(std::span<const std::uint8_t> bytes) {
   std::vector<std::uint16_t> values(static_cast<std::size_t>(k_lengths_per_block), 0);
   const std::size_t count = std::min(values.size(), bytes.size() / 2);
+  if (count == 0) return values;  // an empty blob's data() may be null, which memcpy must not get
   if constexpr (std::endian::native == std::endian::little) {
     std::memcpy(values.data(), bytes.data(), 2 * count);  // the stored form is little-endian
   } else {

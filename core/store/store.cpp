@@ -1176,7 +1176,7 @@ void Store::put_vectors(const std::vector<std::int64_t>& chunk_ids,
         const auto old_ids = query.column_blob(0);
         const auto old_codes = query.column_blob(1);
         std::vector<std::int64_t> merged(old_ids.size() / sizeof(std::int64_t));
-        std::memcpy(merged.data(), old_ids.data(), merged.size() * sizeof(std::int64_t));
+        if (!merged.empty()) std::memcpy(merged.data(), old_ids.data(), merged.size() * sizeof(std::int64_t));
         merged.insert(merged.end(), ids.begin(), ids.end());
         ids = std::move(merged);
         codes.insert(codes.begin(), old_codes.begin(), old_codes.end());

@@ -183,6 +183,37 @@ TEST_CASE("store: the kept length of each chunk is FTS5's own") {
   CHECK(rows == 5);
 }
 
+TEST_CASE("store: kept lengths from an empty or short blob read as unknown, not past its end") {
+  CHECK(kasava::store::decode_lengths({}) == std::vector<std::uint16_t>(kasava::store::k_lengths_per_block, 0));
+  const std::vector<std::uint8_t> three_bytes = {0x34, 0x12, 0x77};
+  const auto values = kasava::store::decode_lengths(three_bytes);
+  REQUIRE(values.size() == static_cast<std::size_t>(kasava::store::k_lengths_per_block));
+  CHECK(values[0] == 0x1234);
+  CHECK(values[1] == 0);  // the odd byte is not half a length
+
+  // A damaged file whose blocks are empty: every search still ranks, with FTS5's lengths.
+  TempDir dir;
+  const auto path = dir.file("index.db");
+  std::vector<kasava::store::LexicalHit> before;
+  {
+    auto store = open_store(path);
+    fill(*store);
+    before = store->lexical_search("config OR file", FieldWeights{}, 100).value();
+  }
+  REQUIRE_FALSE(before.empty());
+  kasava::test::run("sqlite3 '" + path + "' \"UPDATE chunk_sizes SET sizes = X''\"");
+  sqlite::Database db(path, SQLITE_OPEN_READONLY);
+  ChunkLengths lengths(db);
+  CHECK(lengths.tokens(before.front().chunk_id) == 0);
+  auto reader = open_store(path, OpenMode::read_only);
+  const auto after = reader->lexical_search("config OR file", FieldWeights{}, 100).value();
+  REQUIRE(after.size() == before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    CHECK(after[i].chunk_id == before[i].chunk_id);
+    CHECK(after[i].score == before[i].score);
+  }
+}
+
 TEST_CASE("store: without kept lengths (an older index, a chunk too long) ranking uses FTS5's") {
   TempDir dir;
   const auto path = dir.file("index.db");
