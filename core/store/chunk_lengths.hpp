@@ -77,6 +77,8 @@ private:
   using Block = std::vector<std::uint16_t>;
   /// The stored block, or an empty one when it has no row.
   Block load(std::int64_t block);
+  /// Reads `block` and the few after it into m_read; returns `block`'s (empty when it has no row).
+  const Block& read_from(std::int64_t block);
 
   sqlite::Database& m_db;
   std::optional<bool> m_has_table;
