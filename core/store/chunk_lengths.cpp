@@ -366,6 +366,23 @@ std::vector<std::pair<double, std::int64_t>> BestScores::take() {
   return std::move(m_heap);
 }
 
+void CollectedRows::reset() {
+  const std::size_t bytes = ids.capacity() * sizeof(std::int64_t) + lengths.capacity() * sizeof(double) +
+                            frequency.capacity() * sizeof(double);
+  if (bytes > k_kept_bytes) {
+    *this = CollectedRows{};
+    return;
+  }
+  phrases = 0;
+  rows = 0;
+  average_length = 1.0;
+  started = false;
+  matching.clear();
+  ids.clear();
+  lengths.clear();
+  frequency.clear();
+}
+
 std::vector<std::pair<double, std::int64_t>> best_collected(const CollectedRows& rows, int limit) {
   BestScores best(limit);
   const auto phrases = static_cast<std::size_t>(rows.phrases);

@@ -119,6 +119,12 @@ struct CollectedRows {
   std::vector<std::int64_t> ids;
   std::vector<double> lengths;        ///< per row
   std::vector<double> frequency;      ///< `phrases` per row
+
+  /// Ready for the next query. The row buffers keep their memory while it is at most
+  /// k_kept_bytes, so a served index's pooled connections reuse it; beyond, it is freed (one
+  /// query of a word most chunks hold collects tens of megabytes on a large index).
+  void reset();
+  static constexpr std::size_t k_kept_bytes = 8u << 20;
 };
 
 /// The best `limit` of the (score, rowid) pairs offered, lower score first and ties by rowid:

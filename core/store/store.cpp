@@ -1453,13 +1453,13 @@ util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view mat
       // Its rows are every row holding a term, which gives the terms' document frequencies
       // without kasava_bm25's second walk of each term's rows (9% of a lexical-heavy ask).
       CollectedRows& rows = m_impl->m_collected;
-      rows = CollectedRows{};
+      rows.reset();
       auto query = m_impl->m_db.query(k_collect_sql);
       bind_ranking(query, weights, match_expression);
       while (query.step()) {
       }
       const auto best = best_collected(rows, limit);
-      rows = CollectedRows{};  // its memory back now, not at the next search
+      rows.reset();  // a large collection's memory back now, not at the next search
       for (const auto& [score, id] : best) hits.push_back(LexicalHit{id, -score});
       return hits;
     }
