@@ -79,6 +79,7 @@ bool index_is_partial(const store::Store& store) {
 
 void finish_index_run(std::unique_ptr<store::Store> store, const std::string& path) {
   store->update_partitions();
+  store->update_term_docs();
   store->mark_complete();
   if (store->path() == path) return;
   const std::string built = store->path();

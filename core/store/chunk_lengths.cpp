@@ -56,8 +56,11 @@ double idf_of(std::int64_t rows, std::int64_t hits) {
 }
 
 // Fills stats as fts5Bm25GetData does; an SQLite result code.
-int compute_stats(const Fts5ExtensionApi* api, Fts5Context* fts, QueryStats& stats) {
+int compute_stats(const Fts5ExtensionApi* api, Fts5Context* fts, QueryStats& stats,
+                  const std::vector<std::int64_t>* kept_docs = nullptr) {
   const int phrases = api->xPhraseCount(fts);
+  // Kept counts (term_docs.hpp) stand for phrases of one term, when they are one per phrase.
+  if (kept_docs != nullptr && kept_docs->size() != static_cast<std::size_t>(phrases)) kept_docs = nullptr;
   sqlite3_int64 rows = 0;
   sqlite3_int64 total_tokens = 0;
   int result = api->xRowCount(fts, &rows);
@@ -70,8 +73,14 @@ int compute_stats(const Fts5ExtensionApi* api, Fts5Context* fts, QueryStats& sta
   stats.rows = rows;
   for (int i = 0; i < phrases; ++i) {
     std::int64_t hits = 0;
-    result = api->xQueryPhrase(fts, i, &hits, count_row);
-    if (result != SQLITE_OK) return result;
+    const std::int64_t kept = kept_docs != nullptr ? (*kept_docs)[static_cast<std::size_t>(i)] : -1;
+    // A count no row total allows comes from a damaged or hostile file: walked instead.
+    if (kept >= 0 && kept <= rows && api->xPhraseSize(fts, i) == 1) {
+      hits = kept;
+    } else {
+      result = api->xQueryPhrase(fts, i, &hits, count_row);
+      if (result != SQLITE_OK) return result;
+    }
     stats.matching[static_cast<std::size_t>(i)] = hits;
     stats.idf[static_cast<std::size_t>(i)] = idf_of(rows, hits);
   }
@@ -144,7 +153,7 @@ void kasava_bm25_stats(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_co
     QueryStats stats;
     int result = SQLITE_NOMEM;
     try {
-      result = compute_stats(api, fts, stats);
+      result = compute_stats(api, fts, stats, &terms.kept_docs);
       if (result == SQLITE_OK) {
         terms.rows = stats.rows;
         terms.matching = std::move(stats.matching);

@@ -95,6 +95,9 @@ private:
 /// those terms in the same order — to the bit what kasava_bm25 gives the row for the terms
 /// alone (same IDFs, same sums in the same order).
 struct TermStats {
+  /// Per term, set before the statistics query: its kept document frequency (term_docs.hpp),
+  /// which stands for a walk of its rows, or -1.
+  std::vector<std::int64_t> kept_docs;
   std::vector<double> idf;            ///< per term
   std::vector<std::int64_t> matching; ///< rows holding each term
   std::int64_t rows = 0;

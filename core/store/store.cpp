@@ -62,6 +62,9 @@
 //            (parameter and return types) weigh more than words deep in a body;
 //   body   — the chunk's text.
 // Text is split by the "kasava" tokenizer (tokenizer.cpp), wrapped by porter for stemming.
+// In an index of 200k chunks or more, `term_docs` keeps the document frequencies of the
+// common terms (term_docs.hpp): each FTS5 insert and delete below is bracketed by a
+// CountedRow, and the counts are written at commit, as the chunk lengths are.
 //
 // Deleting from a contentless table takes the FTS5 'delete' command with the row's original
 // column values, token for token. fts_symbol()/fts_doc() below compute them from the stored
@@ -86,6 +89,7 @@
 #include <utility>
 
 #include "core/store/chunk_lengths.hpp"
+#include "core/store/term_docs.hpp"
 #include "core/store/code_partitions.hpp"
 #include "core/store/sqlite.hpp"
 #include "core/store/tokenizer.hpp"
@@ -154,6 +158,7 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 CREATE TABLE trees(path TEXT PRIMARY KEY, tree_id TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE text_packs(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE chunk_sizes(block INTEGER PRIMARY KEY, sizes BLOB NOT NULL);
+CREATE TABLE term_docs(term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID;
 )sql";
 // Chunk text packs (see the top of the file); a schema 3 index gets the table when it is first
 // opened for writing, which makes it schema 4.
@@ -331,8 +336,10 @@ bool is_empty_database(sqlite::Database& db) {
 // caller rolls the whole transaction back.
 class WriteScope {
 public:
-  WriteScope(sqlite::Database& db, bool in_transaction, bool& failed)
-      : m_db(db), m_failed(failed), m_savepoint(!in_transaction) {
+  // `counts`: the term counts this write changes, dropped with its savepoint (a transaction's
+  // are dropped by rollback()).
+  WriteScope(sqlite::Database& db, bool in_transaction, bool& failed, TermDocs& counts)
+      : m_db(db), m_failed(failed), m_counts(counts), m_savepoint(!in_transaction) {
     if (m_savepoint) m_db.exec("SAVEPOINT store_write");
   }
   ~WriteScope() {
@@ -341,6 +348,7 @@ public:
       m_failed = true;
       return;
     }
+    m_counts.discard();
     try {
       m_db.exec("ROLLBACK TO store_write; RELEASE store_write");
     } catch (const sqlite::Error&) {
@@ -358,8 +366,22 @@ public:
 private:
   sqlite::Database& m_db;
   bool& m_failed;
+  TermDocs& m_counts;
   bool m_savepoint;
   bool m_released = false;
+};
+
+// Brackets the FTS5 write of one row for the kept term counts (term_docs.hpp), also when
+// the write throws.
+class CountedRow {
+public:
+  CountedRow(TermDocs& counts, int sign) : m_counts(counts) { m_counts.begin_row(sign); }
+  ~CountedRow() { m_counts.end_row(); }
+  CountedRow(const CountedRow&) = delete;
+  CountedRow& operator=(const CountedRow&) = delete;
+
+private:
+  TermDocs& m_counts;
 };
 
 } // namespace
@@ -370,7 +392,7 @@ void create_history_tables(sqlite::Database& db);
 struct Store::Impl {
   // `name`: what SQLite opens, the path or a URI of it (see Store::open).
   Impl(std::string path, const std::string& name, OpenMode mode, int flags)
-      : m_path(std::move(path)), m_mode(mode), m_db(name, flags), m_lengths(m_db) {}
+      : m_path(std::move(path)), m_mode(mode), m_db(name, flags), m_lengths(m_db), m_term_docs(m_db) {}
 
   std::string m_path;
   OpenMode m_mode;
@@ -384,6 +406,8 @@ struct Store::Impl {
   CollectedRows m_collected;
   sqlite::Database m_db;
   ChunkLengths m_lengths;
+  // The kept document frequencies of common terms: counted by the writer, written at commit.
+  TermDocs m_term_docs;
   // Inside begin() … commit()/rollback(): chunk lengths are written at the commit.
   bool m_in_transaction = false;
   bool m_transaction_failed = false;  // a write of the open transaction threw (WriteScope)
@@ -527,7 +551,30 @@ struct Store::Impl {
   }
 
   // The scope of one write: a savepoint outside a transaction, else the transaction's flag.
-  WriteScope write_scope() { return WriteScope(m_db, m_in_transaction, m_transaction_failed); }
+  // The kept document frequency (term_docs.hpp) of each quoted term of an OR query, or -1
+  // for a term not kept or that FTS5 makes more or fewer than one index term of.
+  std::vector<std::int64_t> kept_docs(const std::vector<std::string>& quoted) {
+    std::vector<std::int64_t> docs(quoted.size(), -1);
+    if (!m_db.has_table("term_docs")) return docs;
+    std::vector<std::string> texts;
+    for (const auto& term : quoted) {
+      std::string text;  // inside the quotes, a doubled quote is one
+      for (std::size_t i = 1; i + 1 < term.size(); ++i) {
+        text += term[i];
+        if (term[i] == '"') ++i;
+      }
+      texts.push_back(std::move(text));
+    }
+    const auto terms = query_terms_of(m_db.get(), texts);
+    if (!terms) return docs;
+    for (std::size_t i = 0; i < terms->size() && i < docs.size(); ++i) {
+      if ((*terms)[i].size() != 1) continue;
+      if (const auto kept = TermDocs::docs(m_db, (*terms)[i].front())) docs[i] = *kept;
+    }
+    return docs;
+  }
+
+  WriteScope write_scope() { return WriteScope(m_db, m_in_transaction, m_transaction_failed, m_term_docs); }
 
   // Checks that the file is a kasava index of our schema version; creates the schema in an
   // empty file when writing.
@@ -571,6 +618,7 @@ struct Store::Impl {
         if (!m_db.has_table("history_fts")) create_history_tables(m_db);
         if (readable_older) upgrade_schema(std::stoi(*version));
         load_partitioned();
+        m_term_docs.load();
       }
     }
     m_db.exec(m_mode == OpenMode::read_only ? k_read_cache_size_pragma : k_cache_size_pragma);
@@ -583,6 +631,7 @@ struct Store::Impl {
   // Schema 5 → 6: nothing to convert (LZ77 packs stay, their references say so).
   // Schema 6 → 7: the blocks of vector codes, built from the per-file rows.
   // Schema 7 → 8: the tables of the codes' partitions, empty until the next index run.
+  // Schema 8 → 9: the table of kept term counts, empty until the next index run fills it.
   void upgrade_schema(int version) {
     in_write_transaction([&] {
       if (version < 5) upgrade_to_chunk_sizes();
@@ -595,6 +644,7 @@ struct Store::Impl {
         flush_code_blocks();
       }
       if (version < 8) m_db.exec(k_partition_tables_sql);
+      if (version < 9) m_db.exec(k_term_docs_sql);
       write_meta("schema_version", std::to_string(k_schema_version));
       m_db.exec(("PRAGMA user_version=" + std::to_string(k_schema_version)).c_str());
     });
@@ -727,6 +777,7 @@ struct Store::Impl {
         std::int64_t pack_id = 0;
         const ChunkStrings strings = chunk_strings(chunks, 3, 4, 5, chunk_id, cache, &pack_id);
         if (pack_id != 0) packs.insert(pack_id);
+        const CountedRow counted(m_term_docs, -1);
         m_db.query(k_delete_fts_sql)
             .bind(1, chunk_id)
             .bind(2, fts_symbol(chunks.column_text(1), chunks.column_text(2)))
@@ -802,7 +853,9 @@ util::Result<std::unique_ptr<Store>> Store::open(const std::string& path, OpenMo
     auto impl = std::make_unique<Impl>(path, name, mode, flags);
     sqlite3_busy_timeout(impl->m_db.get(), k_busy_timeout_ms);
     if (query_only) impl->m_db.exec("PRAGMA query_only=1");
-    if (const std::string failure = register_tokenizer(impl->m_db.get(), &impl->m_tokens);
+    // A writer sees the terms of the rows it adds and deletes (term_docs.hpp).
+    TermTap* tap = mode == OpenMode::read_write && !query_only ? impl->m_term_docs.tap() : nullptr;
+    if (const std::string failure = register_tokenizer(impl->m_db.get(), &impl->m_tokens, tap);
         !failure.empty()) {
       return util::Error{context + failure};
     }
@@ -1010,6 +1063,7 @@ void Store::commit() {
                           "': a write of this transaction failed; it must be rolled back");
     }
     m_impl->m_lengths.flush();
+    m_impl->m_term_docs.flush();
     m_impl->flush_code_blocks();
     m_impl->m_db.exec("COMMIT");
   });
@@ -1024,6 +1078,7 @@ void Store::rollback() {
   m_impl->m_in_transaction = false;
   m_impl->m_transaction_failed = false;
   m_impl->m_lengths.discard();
+  m_impl->m_term_docs.discard();
   m_impl->m_dirty_code_blocks.clear();
   if (sqlite3_get_autocommit(m_impl->m_db.get()) != 0) return;
   m_impl->guarded("writing", [&] { m_impl->m_db.exec("ROLLBACK"); });
@@ -1102,13 +1157,16 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
         insert.run();
         const std::int64_t chunk_id = db.last_insert_id();
         const std::uint64_t tokens_before = m_impl->m_tokens.tokens;
-        db.query(k_insert_fts_sql)
-            .bind(1, chunk_id)
-            .bind(2, fts_symbol(chunk.symbol, chunk.parent))
-            .bind(3, record.path)
-            .bind(4, fts_doc(chunk.doc, chunk.signature))
-            .bind(5, chunk.text)
-            .run();
+        {
+          const CountedRow counted(m_impl->m_term_docs, +1);
+          db.query(k_insert_fts_sql)
+              .bind(1, chunk_id)
+              .bind(2, fts_symbol(chunk.symbol, chunk.parent))
+              .bind(3, record.path)
+              .bind(4, fts_doc(chunk.doc, chunk.signature))
+              .bind(5, chunk.text)
+              .run();
+        }
         m_impl->m_lengths.record(chunk_id, m_impl->m_tokens.tokens - tokens_before);
         if (!vectors.empty() && vectors[i].values.empty()) {
           db.query(k_insert_pending_sql).bind(1, chunk_id).run();
@@ -1131,6 +1189,7 @@ void Store::put_file(const FileRecord& record, const std::vector<types::Chunk>& 
     }
     if (!m_impl->m_in_transaction) {
       m_impl->m_lengths.flush();
+      m_impl->m_term_docs.flush();
       m_impl->flush_code_blocks();
     }
     scope.release();
@@ -1258,7 +1317,10 @@ void Store::remove_file(std::string_view path) {
     m_impl->forget_listing_digest();
     m_impl->forget_trees();
     m_impl->delete_file(path);
-    if (!m_impl->m_in_transaction) m_impl->flush_code_blocks();
+    if (!m_impl->m_in_transaction) {
+      m_impl->m_term_docs.flush();
+      m_impl->flush_code_blocks();
+    }
     scope.release();
   });
 }
@@ -1357,6 +1419,7 @@ std::optional<std::vector<LexicalHit>> Store::bounded_lexical_search(
   if (query_int(db, "SELECT max(id) FROM chunks") < m_impl->m_bounded_min_chunks) return std::nullopt;
   TermStats& stats = m_impl->m_terms;
   stats = TermStats{};
+  stats.kept_docs = m_impl->kept_docs(*terms);
   {
     auto query = db.query(k_term_stats_sql);
     query.bind(1, match_expression);
@@ -1871,6 +1934,32 @@ void Store::update_partitions() {
       impl.m_db.exec("PRAGMA incremental_vacuum");
     } else {
       drop();
+    }
+  });
+}
+
+void Store::update_term_docs() {
+  m_impl->guarded("counting the terms of", [&] {
+    Impl& impl = *m_impl;
+    if (!impl.m_db.has_table("term_docs")) return;
+    // By the largest chunk id, as the bounded search decides whether it runs.
+    const std::int64_t largest = query_int(impl.m_db, "SELECT coalesce(max(id), 0) FROM chunks");
+    if (largest < impl.m_bounded_min_chunks) {
+      if (impl.m_term_docs.size() != 0) impl.in_write_transaction([&] { impl.m_term_docs.clear(); });
+      return;
+    }
+    // Refilled when the index grew or shrank by a quarter since: the terms that are common
+    // may have changed (the counts of those kept are exact whatever happened).
+    const std::int64_t chunks = query_int(impl.m_db, "SELECT count(*) FROM chunks");
+    const std::int64_t then = impl.meta_count("term_docs_chunks");
+    if (impl.m_term_docs.size() != 0 && then > 0 && chunks * 4 >= then * 3 && chunks * 4 <= then * 5) return;
+    const auto min_docs = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(k_term_docs_min_share * static_cast<double>(chunks)));
+    try {
+      impl.in_write_transaction([&] { impl.m_term_docs.fill(min_docs, chunks); });
+    } catch (...) {
+      impl.m_term_docs.load();  // what the rolled-back fill left in memory is not the table's
+      throw;
     }
   });
 }

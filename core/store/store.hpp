@@ -46,12 +46,16 @@ class Database;
 /// 8: the partitions of the codes (`vector_centroids`, `vector_partitions` and what changed
 ///    since they were made, store.cpp). An older kasava would change codes without saying
 ///    so, and a partitioned scan would miss them, hence the new number.
-inline constexpr int k_schema_version = 8;
+/// 9: `term_docs`, the kept document frequencies of common terms (term_docs.hpp). An older
+///    kasava would change chunks without counting them, and a search would rank with wrong
+///    frequencies, hence the new number.
+inline constexpr int k_schema_version = 9;
 /// The oldest version still opened as it is: schema 3 differs only in keeping chunk strings
 /// uncompressed, which is read as before, schema 4 in having no chunk lengths (FTS5's are
 /// used) and schema 5 in having only LZ77 packs; opening any of them for writing makes it
-/// schema 8 (old rows stay as they are; for 3 and 4 the lengths are copied from FTS5's; the
-/// code blocks are built from the per-file rows; the partitions come with the next run).
+/// schema 9 (old rows stay as they are; for 3 and 4 the lengths are copied from FTS5's; the
+/// code blocks are built from the per-file rows; the partitions and the kept term counts
+/// come with the next run).
 inline constexpr int k_oldest_readable_schema_version = 3;
 
 enum class OpenMode {
@@ -345,6 +349,11 @@ public:
   /// codes changed since they were made; drops them from an index that shrank below it. One
   /// transaction, outside any other; called at the end of each index run.
   void update_partitions();
+  /// Refills the kept counts of common terms (term_docs.hpp) when the index has at least the
+  /// chunks of a bounded search (by the largest id) and none are kept, or its size changed by
+  /// a quarter since; empties them in a smaller index. One transaction, outside any other;
+  /// called at the end of each index run (a first run of the kernel: ~9 s).
+  void update_term_docs();
   /// From how many chunks the codes are partitioned (default 200,000), and the share of the
   /// codes a partitioned search reads (default 1/4): for tests and measurements.
   void set_partitioning(std::int64_t min_chunks, double probe_share);

@@ -508,6 +508,21 @@ void check_lengths(sqlite::Database& db, IndexCheck& check) {
   check.inconsistent_paths.assign(inconsistent.begin(), inconsistent.end());
 }
 
+// The kept counts of common terms (term_docs.hpp) against FTS5's vocabulary: a wrong one
+// would rank every query of its term with a wrong frequency. Needs a writable connection
+// (the vocabulary is a temporary virtual table); reads each kept term's rows once.
+void check_term_docs(sqlite::Database& db, IndexCheck& check) {
+  db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.kasava_check_vocabulary USING fts5vocab(main, chunks_fts, row)");
+  auto query = db.query(
+      "SELECT count(*), min(t.term) FROM term_docs t LEFT JOIN temp.kasava_check_vocabulary v"
+      " ON v.term = t.term WHERE t.docs != coalesce(v.doc, 0)");
+  if (query.step() && query.column_int64(0) > 0) {
+    check.problems.push_back("the kept document counts of " + std::to_string(query.column_int64(0)) +
+                             " terms (first '" + std::string(query.column_text(1)) +
+                             "') differ from the full-text index");
+  }
+}
+
 } // namespace
 
 util::Result<IndexCheck> check_index(const std::string& path) {
@@ -532,6 +547,7 @@ util::Result<IndexCheck> check_index(const std::string& path) {
         if (db->has_table("text_packs")) check_texts(*db, check);
         // Nor has an index of schema 3 or 4 chunk lengths.
         if (db->has_table("chunk_sizes")) check_lengths(*db, check);
+        if (writable && db->has_table("term_docs")) check_term_docs(*db, check);
       }
     } catch (const sqlite::Error& error) {
       check.problems.push_back(std::string("reading the index: ") + error.what());

@@ -220,7 +220,7 @@ TEST_CASE("semantic: an index of the previous schema is rebuilt by index and by 
     CHECK(result.err.find("built by an older kasava") != std::string::npos);
     CHECK(lines_of(result.err).size() == 1);
     CHECK(sqlite3_value(repo.index_path(), "SELECT value FROM meta WHERE key = 'schema_version'") ==
-          "8");
+          "9");
   }
 }
 

@@ -1,8 +1,8 @@
 // Fuzzes reading an index file that may be damaged or hostile (an index is shared as a CI
 // artifact, downloaded, committed by mistake): the bytes are written to a file, opened
 // read-only and read the ways `ask`, `status` and `verify` read it — meta values, a lexical
-// search, the Hamming scan, vectors, chunk records with their packed text, the statistics
-// and the full check. Any of these may fail with an error; none may crash, read out of
+// search (plain, and bounded with the kept term counts), the Hamming scan, vectors, chunk
+// records with their packed text, the statistics and the full check. Any of these may fail with an error; none may crash, read out of
 // range or hang. The committed corpus holds small real indexes, so mutations reach every table.
 #include <unistd.h>
 
@@ -43,6 +43,11 @@ void read_everything(const std::string& path) {
   (void)index.counts();
   (void)index.skipped_files();
   (void)index.file_states();
+
+  // The bounded search of a large index, and the kept term counts it reads (term_docs).
+  (*opened)->set_bounded_search(0);
+  (void)index.lexical_search("\"open\" OR \"file\" OR \"pars\" OR \"config\"", store::FieldWeights{}, 5);
+  (*opened)->set_bounded_search(200'000);
 
   search::SearchOptions options;
   options.query = "open file parse config";

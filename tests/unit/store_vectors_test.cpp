@@ -552,7 +552,7 @@ TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when
     check_same(*reader);
   }
   store = open_store(path);
-  CHECK(store->meta("schema_version") == "8");
+  CHECK(store->meta("schema_version") == std::to_string(store::k_schema_version));
   CHECK(count("SELECT count(*) FROM vector_centroids") == "0");
   store->set_partitioning(1, 1.0);
   store->update_partitions();
