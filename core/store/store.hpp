@@ -350,8 +350,8 @@ public:
   /// transaction, outside any other; called at the end of each index run.
   void update_partitions();
   /// Refills the kept counts of common terms (term_docs.hpp) when the index has at least the
-  /// chunks of a bounded search (by the largest id) and none are kept, or its size changed by
-  /// a quarter since; empties them in a smaller index. One transaction, outside any other;
+  /// chunks of a bounded search (by the largest id) and none are kept, or its largest id grew
+  /// by a quarter since; empties them in a smaller index. One transaction, outside any other;
   /// called at the end of each index run (a first run of the kernel: ~9 s).
   void update_term_docs();
   /// From how many chunks the codes are partitioned (default 200,000), and the share of the

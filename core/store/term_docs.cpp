@@ -64,13 +64,13 @@ void TermDocs::flush() {
 
 void TermDocs::discard() { m_change.assign(m_terms.size(), 0); }
 
-void TermDocs::fill(std::int64_t min_docs, std::int64_t chunks) {
+void TermDocs::fill(std::int64_t min_docs, std::int64_t largest_id) {
   m_db.exec(k_term_docs_sql);
   m_db.exec("DELETE FROM term_docs");
   m_db.exec(k_vocabulary_sql);
   m_db.query(k_fill_sql).bind(1, min_docs).run();
   m_db.query("INSERT OR REPLACE INTO meta(key, value) VALUES('term_docs_chunks', ?1)")
-      .bind(1, std::to_string(chunks))
+      .bind(1, std::to_string(largest_id))
       .run();
   load();
 }
