@@ -85,6 +85,16 @@ std::vector<Scored> score_both(sqlite::Database& db, const std::string& expressi
   return rows;
 }
 
+// The same chunks with the same scores, to the bit, in the same order.
+void check_same_hits(const std::vector<kasava::store::LexicalHit>& after,
+                     const std::vector<kasava::store::LexicalHit>& before) {
+  REQUIRE(after.size() == before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    CHECK(after[i].chunk_id == before[i].chunk_id);
+    CHECK(after[i].score == before[i].score);
+  }
+}
+
 const std::vector<std::string> k_expressions = {
     "config", "file", "config OR file", "parse OR config OR file", "retry OR backoff OR request",
     "\"read file\"", "path OR name OR open"};
@@ -206,12 +216,7 @@ TEST_CASE("store: kept lengths from an empty or short blob read as unknown, not 
   ChunkLengths lengths(db);
   CHECK(lengths.tokens(before.front().chunk_id) == 0);
   auto reader = open_store(path, OpenMode::read_only);
-  const auto after = reader->lexical_search("config OR file", FieldWeights{}, 100).value();
-  REQUIRE(after.size() == before.size());
-  for (std::size_t i = 0; i < after.size(); ++i) {
-    CHECK(after[i].chunk_id == before[i].chunk_id);
-    CHECK(after[i].score == before[i].score);
-  }
+  check_same_hits(reader->lexical_search("config OR file", FieldWeights{}, 100).value(), before);
 }
 
 TEST_CASE("store: without kept lengths (an older index, a chunk too long) ranking uses FTS5's") {
@@ -240,12 +245,7 @@ TEST_CASE("store: without kept lengths (an older index, a chunk too long) rankin
   REQUIRE(Store::schema_version(path) == 4);
   {
     auto reader = open_store(path, OpenMode::read_only);
-    const auto after = reader->lexical_search("config OR file", FieldWeights{}, 100).value();
-    REQUIRE(after.size() == before.size());
-    for (std::size_t i = 0; i < after.size(); ++i) {
-      CHECK(after[i].chunk_id == before[i].chunk_id);
-      CHECK(after[i].score == before[i].score);
-    }
+    check_same_hits(reader->lexical_search("config OR file", FieldWeights{}, 100).value(), before);
   }
   // Opening it for writing makes it schema 5 and copies the lengths from FTS5's docsize.
   {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -62,6 +63,16 @@ void check_kept(const std::string& path) {
     const auto found = fts.find(term);
     CHECK(docs == (found == fts.end() ? 0 : found->second));
   }
+}
+
+// A two-chunk index whose term counts are kept (every term: the index is tiny).
+std::unique_ptr<store::Store> counted_index(const std::string& path) {
+  auto index = open_store(path);
+  index->set_bounded_search(0);
+  index->put_file(make_file("a.py"), {make_chunk("parseConfig", "parse the config file"),
+                                      make_chunk("readFile", "read the file")});
+  index->update_term_docs();
+  return index;
 }
 
 }  // namespace
@@ -192,13 +203,7 @@ TEST_CASE("store: a bounded search ranks with kept term counts as with counted o
 TEST_CASE("store: an index of schema 8 is read without kept counts and gets them when written") {
   test::TempDir dir;
   const auto path = dir.file("index.db");
-  {
-    auto index = open_store(path);
-    index->set_bounded_search(0);
-    index->put_file(make_file("a.py"), {make_chunk("parseConfig", "parse the config file"),
-                                        make_chunk("readFile", "read the file")});
-    index->update_term_docs();
-  }
+  counted_index(path);
   test::run("sqlite3 '" + path + "' \"DROP TABLE term_docs; UPDATE meta SET value = '8' WHERE key = 'schema_version'\"");
   {
     auto reader = open_store(path, store::OpenMode::read_only);
@@ -220,11 +225,7 @@ TEST_CASE("store::check_index finds a kept term count that differs from FTS5's")
   test::TempDir dir;
   const auto path = dir.file("index.db");
   {
-    auto index = open_store(path);
-    index->set_bounded_search(0);
-    index->put_file(make_file("a.py"), {make_chunk("parseConfig", "parse the config file"),
-                                        make_chunk("readFile", "read the file")});
-    index->update_term_docs();
+    auto index = counted_index(path);
     index->remove_file("a.py");
     index->put_file(make_file("b.py"), {make_chunk("openFile", "open the file")});
   }
