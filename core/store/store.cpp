@@ -89,9 +89,9 @@
 #include <utility>
 
 #include "core/store/chunk_lengths.hpp"
-#include "core/store/term_docs.hpp"
 #include "core/store/code_partitions.hpp"
 #include "core/store/sqlite.hpp"
+#include "core/store/term_docs.hpp"
 #include "core/store/tokenizer.hpp"
 
 namespace kasava::store {
@@ -550,7 +550,6 @@ struct Store::Impl {
     }
   }
 
-  // The scope of one write: a savepoint outside a transaction, else the transaction's flag.
   // The kept document frequency (term_docs.hpp) of each quoted term of an OR query, or -1
   // for a term not kept or that FTS5 makes more or fewer than one index term of.
   std::vector<std::int64_t> kept_docs(const std::vector<std::string>& quoted) {
@@ -574,6 +573,7 @@ struct Store::Impl {
     return docs;
   }
 
+  // The scope of one write: a savepoint outside a transaction, else the transaction's flag.
   WriteScope write_scope() { return WriteScope(m_db, m_in_transaction, m_transaction_failed, m_term_docs); }
 
   // Checks that the file is a kasava index of our schema version; creates the schema in an
