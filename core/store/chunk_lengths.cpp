@@ -168,8 +168,8 @@ void kasava_bm25_stats(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_co
   sqlite3_result_int(context, 0);
 }
 
-// kasava_bm25_terms(chunks_fts, weights...): the row's kasava_bm25 for the terms of the
-// connection's TermStats (see chunk_lengths.hpp).
+// kasava_bm25_terms(chunks_fts, weights...): offers the row's kasava_bm25 for the terms of the
+// connection's TermStats to its `best` (see chunk_lengths.hpp); returns 0.
 void kasava_bm25_terms(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_context* context,
                        int argument_count, sqlite3_value** arguments) {
   auto* data = static_cast<RankingData*>(api->xUserData(fts));
@@ -178,12 +178,19 @@ void kasava_bm25_terms(const Fts5ExtensionApi* api, Fts5Context* fts, sqlite3_co
   if (!terms.ready || api->xPhraseCount(fts) != terms.first_phrase + static_cast<int>(terms.idf.size())) {
     return sqlite3_result_error(context, "kasava_bm25_terms: no statistics for these terms", -1);
   }
-  terms.frequency.resize(terms.idf.size());
-  double length = 0;
-  const int result = row_figures(api, fts, argument_count, arguments, terms.first_phrase,
-                                 data->lengths, terms.frequency, length);
-  if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
-  sqlite3_result_double(context, -1.0 * bm25_of(terms.idf, terms.frequency, length, terms.average_length));
+  if (!terms.best) return sqlite3_result_error(context, "kasava_bm25_terms: nowhere to keep the scores", -1);
+  try {
+    terms.frequency.resize(terms.idf.size());
+    double length = 0;
+    const int result = row_figures(api, fts, argument_count, arguments, terms.first_phrase,
+                                   data->lengths, terms.frequency, length);
+    if (result != SQLITE_OK) return sqlite3_result_error_code(context, result);
+    terms.best->offer(-1.0 * bm25_of(terms.idf, terms.frequency, length, terms.average_length),
+                      api->xRowid(fts));
+  } catch (const std::bad_alloc&) {
+    return sqlite3_result_error_nomem(context);
+  }
+  sqlite3_result_int(context, 0);
 }
 
 // kasava_bm25_rows(chunks_fts, weights...): adds the row to the connection's CollectedRows

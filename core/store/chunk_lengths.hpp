@@ -88,12 +88,28 @@ private:
   std::map<std::int64_t, Block> m_written;
 };
 
+/// The best `limit` of the (score, rowid) pairs offered, lower score first and ties by rowid:
+/// what `ORDER BY score, rowid LIMIT limit` keeps, without SQLite's sorter.
+class BestScores {
+public:
+  explicit BestScores(int limit);
+  void offer(double score, std::int64_t rowid);
+  /// The pairs kept, ascending.
+  std::vector<std::pair<double, std::int64_t>> take();
+
+private:
+  std::size_t m_capacity;
+  std::vector<std::pair<double, std::int64_t>> m_heap;  // a max-heap: its top is the one to beat
+};
+
 /// What a bounded lexical search (Store::lexical_search) knows of the terms of an OR query:
 /// filled by `kasava_bm25_stats(chunks_fts)` on a query over the terms alone (each term one
 /// phrase, in order), then read by `kasava_bm25_terms(chunks_fts, w_symbol, w_path, w_doc,
 /// w_body)`, which scores a row of another query whose phrases from `first_phrase` on are
 /// those terms in the same order — to the bit what kasava_bm25 gives the row for the terms
-/// alone (same IDFs, same sums in the same order).
+/// alone (same IDFs, same sums in the same order) — and offers the score (negated, as
+/// kasava_bm25's) to `best`; it returns 0, so that the statement calls it in its WHERE clause
+/// and hands no row back.
 struct TermStats {
   /// Per term, set before the statistics query: its kept document frequency (term_docs.hpp),
   /// which stands for a walk of its rows, or -1.
@@ -104,6 +120,7 @@ struct TermStats {
   double average_length = 1.0;
   int first_phrase = 0;
   bool ready = false;                 ///< kasava_bm25_stats ran
+  std::optional<BestScores> best;     ///< set before each kasava_bm25_terms query
   std::vector<double> frequency;      ///< per term, for the current row (reused)
 };
 
@@ -128,20 +145,6 @@ struct CollectedRows {
   /// query of a word most chunks hold collects tens of megabytes on a large index).
   void reset();
   static constexpr std::size_t k_kept_bytes = 8u << 20;
-};
-
-/// The best `limit` of the (score, rowid) pairs offered, lower score first and ties by rowid:
-/// what `ORDER BY score, rowid LIMIT limit` keeps, without SQLite's sorter.
-class BestScores {
-public:
-  explicit BestScores(int limit);
-  void offer(double score, std::int64_t rowid);
-  /// The pairs kept, ascending.
-  std::vector<std::pair<double, std::int64_t>> take();
-
-private:
-  std::size_t m_capacity;
-  std::vector<std::pair<double, std::int64_t>> m_heap;  // a max-heap: its top is the one to beat
 };
 
 /// The best `limit` collected rows by kasava_bm25's score (negative, lower = better) as

@@ -47,6 +47,18 @@ std::size_t nearest_code(const std::uint8_t* codes, std::size_t count, const std
 /// (the scale cancels out). 0 when either is the zero vector or the lengths differ.
 double int8_cosine(std::span<const float> query, std::span<const std::int8_t> values);
 
+/// int8_cosine of one query against many vectors (a search rescores hundreds): the query's
+/// norm is computed once. The query must outlive it.
+class QueryCosine {
+public:
+  explicit QueryCosine(std::span<const float> query);
+  double operator()(std::span<const std::int8_t> values) const;
+
+private:
+  std::span<const float> m_query;
+  double m_query_norm = 0.0;  ///< the sum of the squares
+};
+
 /// The stored form of a vector: its values two per byte (4-bit two's complement, the first of
 /// each pair in the low nibble) followed by the scale (float, bytes of the host: the index is
 /// a local cache): (dims + 1) / 2 + 4 bytes. A vector of one dimension, where halving saves

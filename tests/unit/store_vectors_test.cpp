@@ -110,6 +110,31 @@ TEST_CASE("store::quantize reconstructs every value within half a step") {
   CHECK(store::int8_cosine(std::vector<float>(16, 0.5f), zero.values) == 0.0);
 }
 
+TEST_CASE("store::QueryCosine equals the cosine summed one dimension at a time") {
+  std::mt19937 random(11);
+  for (const int dims : {1, 3, 4, 7, 64, 256, 301}) {
+    const auto query = random_unit_vector(random, dims);
+    const store::QueryCosine cosine(query);
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<std::int8_t> values(static_cast<std::size_t>(dims));
+      for (auto& v : values) v = static_cast<std::int8_t>(static_cast<int>(random() % 255) - 127);
+      double dot = 0.0, query_norm = 0.0, values_norm = 0.0;
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        dot += static_cast<double>(query[i]) * values[i];
+        query_norm += static_cast<double>(query[i]) * query[i];
+        values_norm += static_cast<double>(values[i]) * values[i];
+      }
+      const double expected = values_norm > 0 ? dot / std::sqrt(query_norm * values_norm) : 0.0;
+      CHECK(cosine(values) == Approx(expected).margin(1e-12));
+      CHECK(store::int8_cosine(query, values) == cosine(values));
+    }
+  }
+  const std::vector<float> query(8, 0.5f);
+  CHECK(store::QueryCosine(query)(std::vector<std::int8_t>(8, 0)) == 0.0);
+  CHECK(store::QueryCosine(query)(std::vector<std::int8_t>(7, 1)) == 0.0);  // lengths differ
+  CHECK(store::QueryCosine(std::vector<float>(8, 0.0f))(std::vector<std::int8_t>(8, 1)) == 0.0);
+}
+
 TEST_CASE("store::quantize rounds halves away from zero and codes only positive values") {
   // The largest magnitude is 7, so each value is its own step.
   const std::vector<float> vector = {7.0f, 2.5f, -2.5f, 0.5f, -0.5f, -0.0f, 0.0f, -7.0f, 1.49f};
@@ -385,6 +410,53 @@ TEST_CASE("store::Store::schema_version reads an index's version without opening
   CHECK(store::Store::schema_version(path) == 1);
   test::write(dir.file("junk.db"), "not a database at all, not even close to one....");
   CHECK_FALSE(store::Store::schema_version(dir.file("junk.db")));
+}
+
+TEST_CASE("store::Store::nearest_codes keeps the nearest by distance, then id, in any scan order") {
+  // Every shortlist must be a prefix of the whole list (which keeps every code) whichever way
+  // the codes are read: blocks, a snapshot, and partitions, nearest first, where the scan
+  // meets ids out of order and a code that ties with the farthest kept one enters by its
+  // smaller id.
+  test::TempDir dir;
+  const std::string path = dir.file("index.db");
+  auto store = open_store(path);
+  constexpr int dims = 64;  // few distinct distances: many ties
+  std::mt19937 random(23);
+  store->begin();
+  for (int f = 0; f < 300; ++f) put_numbered_file(*store, random, dims, f, "a");
+  store->commit();
+  std::vector<std::vector<std::uint8_t>> codes;
+  std::vector<std::vector<store::CodeHit>> whole;
+  for (int trial = 0; trial < 8; ++trial) {
+    codes.push_back(store::binary_code(random_unit_vector(random, dims)));
+    whole.push_back(store->nearest_codes(codes.back(), 100000));
+    REQUIRE(whole.back().size() > 500);
+    CHECK(std::is_sorted(whole.back().begin(), whole.back().end(), [](const auto& a, const auto& b) {
+      return a.distance != b.distance ? a.distance < b.distance : a.chunk_id < b.chunk_id;
+    }));
+  }
+  const auto check_prefixes = [&](const store::Store& scanned) {
+    for (std::size_t trial = 0; trial < codes.size(); ++trial) {
+      for (const int k : {1, 7, 33, 100, 301}) {
+        const auto hits = scanned.nearest_codes(codes[trial], k);
+        REQUIRE(hits.size() == static_cast<std::size_t>(k));
+        for (std::size_t i = 0; i < hits.size(); ++i) {
+          CHECK(hits[i].chunk_id == whole[trial][i].chunk_id);
+          CHECK(hits[i].distance == whole[trial][i].distance);
+        }
+      }
+    }
+  };
+  check_prefixes(*store);
+  {
+    auto reader = open_store(path, store::OpenMode::read_only);
+    reader->use_vector_snapshot(reader->read_vector_snapshot(1000000));
+    check_prefixes(*reader);
+  }
+  store->set_partitioning(1, 1.0);
+  store->update_partitions();
+  REQUIRE(test::run("sqlite3 '" + path + "' 'SELECT count(*) > 1 FROM vector_partitions'") == "1");
+  check_prefixes(*store);
 }
 
 TEST_CASE("store::Store::nearest_codes over code blocks equals the per-file rows after every write") {
