@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/util/strings.hpp"
 #include "core/util/tokenize.hpp"
 
 namespace kasava::search {
@@ -76,6 +77,34 @@ std::vector<std::string_view> name_components(std::string_view word) {
   return parts;
 }
 
+std::vector<PathWord> path_words(std::string_view text) {
+  std::vector<PathWord> words;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '`' || text[i] == '\'' || text[i] == '"' ||
+                               text[i] == '(' || text[i] == '[')) {
+      ++i;
+    }
+    std::size_t end = i;
+    while (end < text.size() && text[end] != ' ' && text[end] != '`' && text[end] != '\'' && text[end] != '"') {
+      ++end;
+    }
+    std::string_view word = text.substr(i, end - i);
+    while (!word.empty() && (word.back() == ':' || word.back() == ',' || word.back() == ')' ||
+                             word.back() == ']' || word.back() == '.' || word.back() == '/')) {
+      word.remove_suffix(1);
+    }
+    while (!word.empty() && (word.front() == '.' || word.front() == '/')) word.remove_prefix(1);
+    const bool has_slash = word.find('/') != std::string_view::npos;
+    const std::size_t dot = word.rfind('.');
+    const bool has_extension = dot != std::string_view::npos && dot > 0 && dot + 1 < word.size() &&
+                               word.size() - dot <= 5 && word.find('(') == std::string_view::npos;
+    if (word.size() >= 3 && (has_slash || has_extension)) words.push_back({util::to_lower(word), has_slash});
+    i = end + 1;
+  }
+  return words;
+}
+
 std::string match_expression(std::string_view query) {
   return expression_of(util::query_terms(query));
 }
@@ -119,6 +148,7 @@ Query parse_query(std::string_view text) {
   query.match_expression = expression_of(query.terms);
   query.identifiers = identifier_words(text);
   query.parts = query_parts(text);
+  query.path_words = path_words(text);
   query.one_identifier = query.identifiers.size() == 1 &&
                          query.terms.size() <= util::query_terms(query.identifiers.front()).size();
   return query;

@@ -9,12 +9,20 @@
 
 namespace kasava::search {
 
+/// A word of a query that looks like a path (a slash, or a file extension): `ignore/types:`,
+/// `src/flask/typing`, `_utils.py`; lower-cased, trimmed of punctuation around it.
+struct PathWord {
+  std::string text;
+  bool has_slash = false;
+};
+
 struct Query {
   std::string text;                      ///< as the user wrote it (what the model embeds)
   std::vector<std::string> terms;        ///< util::query_terms: lower-cased, stop words dropped
   std::string match_expression;          ///< the terms quoted and OR-ed for FTS5; "" when none
   std::vector<std::string> identifiers;  ///< words that name code (see identifier_words)
   std::vector<std::string> parts;        ///< lower-cased parts of every word, stop words dropped, once each
+  std::vector<PathWord> path_words;      ///< the words that look like paths (see path_words)
   /// The query is one identifier and nothing more (`parseConfig`, `Store::open`): names are
   /// a lexical matter, so the hybrid blend leans on words.
   bool one_identifier = false;
@@ -34,6 +42,9 @@ std::string match_expression(std::string_view query);
 /// only word): a chunk whose symbol is one of them is boosted in hybrid mode, so exact
 /// identifier queries rank at least as well as in lexical mode.
 std::vector<std::string> identifier_words(std::string_view query);
+
+/// The words of a query that look like paths, in order.
+std::vector<PathWord> path_words(std::string_view query);
 
 /// The components of a possibly qualified name ("Store::open" → Store, open; "a.b", "a->b");
 /// empty when the word is not a (qualified) identifier.

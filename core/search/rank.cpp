@@ -43,17 +43,16 @@ bool mentions(const Query& query, std::initializer_list<std::string_view> words)
   });
 }
 
-bool is_test_path(const std::vector<std::string_view>& dirs, std::string_view name, std::string_view base) {
+// `dirs`, `name` and `base` lower-cased; `cased_base` is base as the path spells it.
+bool is_test_path(const std::vector<std::string_view>& dirs, std::string_view name, std::string_view base,
+                  std::string_view cased_base) {
   for (auto dir : dirs) {
-    const auto d = util::to_lower(dir);
-    if (is_any(d, {"test", "tests", "__tests__", "testdata", "testing", "spec", "specs", "e2e"})) return true;
+    if (is_any(dir, {"test", "tests", "__tests__", "testdata", "testing", "spec", "specs", "e2e"})) return true;
   }
-  const auto n = util::to_lower(name);
-  const auto b = util::to_lower(base);
-  return b.starts_with("test_") || b == "test" || b == "tests" || b == "conftest" ||
-         ends_with_any(b, {"_test", "_tests", "_spec"}) ||
-         n.find(".test.") != std::string::npos || n.find(".spec.") != std::string::npos ||
-         (base.size() > 4 && (base.ends_with("Test") || base.ends_with("Tests")));
+  return base.starts_with("test_") || base == "test" || base == "tests" || base == "conftest" ||
+         ends_with_any(base, {"_test", "_tests", "_spec"}) ||
+         name.find(".test.") != std::string_view::npos || name.find(".spec.") != std::string_view::npos ||
+         (cased_base.size() > 4 && (cased_base.ends_with("Test") || cased_base.ends_with("Tests")));
 }
 
 } // namespace
@@ -72,19 +71,21 @@ QueryKind query_kind(const Query& query) {
 }
 
 FileKind file_kind(std::string_view path) {
-  auto parts = components(path);
+  // Lower-cased once: every comparison below is by lower-case names. Lower-casing is per
+  // byte, so a part of `lowered` is at the same offset as in `path`.
+  const std::string lowered = util::to_lower(path);
+  auto parts = components(lowered);
   if (parts.empty()) return FileKind::source;
-  const std::string_view name = parts.back();
+  const std::string_view n = parts.back();
   parts.pop_back();
-  const std::string_view base = stem(name);
-  const std::string n = util::to_lower(name);
-  const std::string b = util::to_lower(base);
+  const std::string_view b = stem(n);
+  const std::string_view cased_base = path.substr(static_cast<std::size_t>(b.data() - lowered.data()), b.size());
   // Changelogs first: they are also text files.
   if (is_any(b, {"changelog", "changes", "history", "news", "releases", "release-notes", "release_notes"})) {
     return FileKind::changelog;
   }
   for (auto dir : parts) {
-    if (is_any(util::to_lower(dir), {"vendor", "third_party", "thirdparty", "node_modules", "dist", "generated"})) {
+    if (is_any(dir, {"vendor", "third_party", "thirdparty", "node_modules", "dist", "generated"})) {
       return FileKind::generated;
     }
   }
@@ -93,9 +94,9 @@ FileKind file_kind(std::string_view path) {
       n == "package-lock.json" || n == "yarn.lock" || n == "go.sum") {
     return FileKind::generated;
   }
-  if (is_test_path(parts, name, base)) return FileKind::test;
+  if (is_test_path(parts, n, b, cased_base)) return FileKind::test;
   for (auto dir : parts) {
-    if (is_any(util::to_lower(dir), {"example", "examples", "demo", "demos", "sample", "samples", "_examples"})) {
+    if (is_any(dir, {"example", "examples", "demo", "demos", "sample", "samples", "_examples"})) {
       return FileKind::example;
     }
   }
@@ -104,10 +105,10 @@ FileKind file_kind(std::string_view path) {
     if (n != "cmakelists.txt" && n != "requirements.txt") return FileKind::docs;
   }
   for (auto dir : parts) {
-    if (is_any(util::to_lower(dir), {"doc", "docs", "documentation", "man"})) return FileKind::docs;
+    if (is_any(dir, {"doc", "docs", "documentation", "man"})) return FileKind::docs;
   }
   for (auto dir : parts) {
-    if (is_any(util::to_lower(dir), {".github", ".circleci", ".gitlab", ".ci", "ci"})) return FileKind::build;
+    if (is_any(dir, {".github", ".circleci", ".gitlab", ".ci", "ci"})) return FileKind::build;
   }
   if (is_any(n, {"makefile", "cmakelists.txt", "requirements.txt", "package.json", "cargo.toml", "go.mod",
                  "setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "dockerfile", "gemfile", "rakefile",
@@ -171,32 +172,10 @@ bool asks_for_kind(FileKind kind, const Query& query) {
 }
 
 double path_match(std::string_view path, const Query& query) {
-  const std::string lowered_path = util::to_lower(path);
-  // A path, or a tail of one, written in the query: `ignore/types:`, `src/flask/typing`,
-  // `_utils.py`. Only words that look like paths (a slash, or a file extension).
-  std::size_t i = 0;
-  const std::string& text = query.text;
-  while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == '`' || text[i] == '\'' || text[i] == '"' ||
-                               text[i] == '(' || text[i] == '[')) {
-      ++i;
-    }
-    std::size_t end = i;
-    while (end < text.size() && text[end] != ' ' && text[end] != '`' && text[end] != '\'' && text[end] != '"') {
-      ++end;
-    }
-    std::string_view word(text.data() + i, end - i);
-    while (!word.empty() && (word.back() == ':' || word.back() == ',' || word.back() == ')' ||
-                             word.back() == ']' || word.back() == '.' || word.back() == '/')) {
-      word.remove_suffix(1);
-    }
-    while (!word.empty() && (word.front() == '.' || word.front() == '/')) word.remove_prefix(1);
-    const bool has_slash = word.find('/') != std::string_view::npos;
-    const std::size_t dot = word.rfind('.');
-    const bool has_extension = dot != std::string_view::npos && dot > 0 && dot + 1 < word.size() &&
-                               word.size() - dot <= 5 && word.find('(') == std::string_view::npos;
-    if (word.size() >= 3 && (has_slash || has_extension)) {
-      const std::string w = util::to_lower(word);
+  // A path, or a tail of one, written in the query.
+  if (!query.path_words.empty()) {
+    const std::string lowered_path = util::to_lower(path);
+    for (const auto& [w, has_slash] : query.path_words) {
       // The word is the whole path, a tail of it after a slash, or (with a slash) the path
       // without its extension: `ignore/types` for `ignore/types.rs`.
       const auto at = lowered_path.rfind(w);
@@ -208,30 +187,32 @@ double path_match(std::string_view path, const Query& query) {
         }
       }
     }
-    i = end + 1;
   }
   if (query.parts.empty()) return 0.0;
 
   auto parts = components(path);
   if (parts.empty()) return 0.0;
-  const auto name_parts = util::split_identifier(stem(parts.back()));
-  parts.pop_back();
-  auto held = [&](const std::string& word) {
+  std::string lowered;
+  std::vector<std::string_view> word_parts;
+  auto held = [&](std::string_view word) {
     return std::any_of(query.parts.begin(), query.parts.end(),
                        [&](const std::string& part) { return same_word(part, word); });
   };
   // The file name: the share of its parts the query holds. Names of one generic part
   // ("index", "main", "utils") count like any other; the barrel kind handles barrels.
   double name = 0.0;
-  if (!name_parts.empty()) {
+  util::split_identifier(stem(parts.back()), lowered, word_parts);
+  parts.pop_back();
+  if (!word_parts.empty()) {
     int found = 0;
-    for (const auto& part : name_parts) found += held(part) ? 1 : 0;
-    name = static_cast<double>(found) / static_cast<double>(name_parts.size());
+    for (const auto part : word_parts) found += held(part) ? 1 : 0;
+    name = static_cast<double>(found) / static_cast<double>(word_parts.size());
   }
   // Folders: a little for each the query mentions, at most half of a name match.
   double folders = 0.0;
   for (auto dir : parts) {
-    for (const auto& part : util::split_identifier(dir)) {
+    util::split_identifier(dir, lowered, word_parts);
+    for (const auto part : word_parts) {
       if (held(part)) folders += 0.25;
     }
   }

@@ -61,7 +61,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <unordered_map>
 
 #include "core/search/rank.hpp"
@@ -114,7 +113,9 @@ bool names_chunk(std::string_view word, const store::ChunkRecord& record) {
 // True when the chunk's name holds every one of `parts` (two or more).
 bool symbol_holds(const std::vector<std::string>& parts, const store::ChunkRecord& record) {
   if (parts.size() < 2 || record.chunk.symbol.empty()) return false;
-  const auto symbol_parts = util::split_identifier(record.chunk.symbol);
+  std::string lowered;
+  std::vector<std::string_view> symbol_parts;
+  util::split_identifier(record.chunk.symbol, lowered, symbol_parts);
   return std::all_of(parts.begin(), parts.end(), [&](const std::string& part) {
     return std::find(symbol_parts.begin(), symbol_parts.end(), part) != symbol_parts.end();
   });
@@ -223,8 +224,9 @@ void add_semantic(const Plan& plan, const std::vector<float>& query_vector, Cand
   for (const auto& hit : near) ids.push_back(hit.chunk_id);
   std::vector<std::pair<double, std::int64_t>> rescored;
   const int dims = static_cast<int>(query_vector.size());
+  const store::QueryCosine cosine(query_vector);
   for (const auto& vector : plan.store.vectors_by_id(ids, dims)) {
-    rescored.emplace_back(store::int8_cosine(query_vector, vector.values), vector.chunk_id);
+    rescored.emplace_back(cosine(vector.values), vector.chunk_id);
   }
   std::sort(rescored.begin(), rescored.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
@@ -276,8 +278,9 @@ void blend(const Plan& plan, const std::vector<float>& query_vector, bool lexica
   if (!lexical_full) lexical_floor = 0.0;
   std::unordered_map<std::int64_t, double> cosines;
   const int dims = static_cast<int>(query_vector.size());
+  const store::QueryCosine cosine(query_vector);
   for (const auto& vector : plan.store.vectors_by_id(missing, dims)) {
-    cosines.emplace(vector.chunk_id, store::int8_cosine(query_vector, vector.values));
+    cosines.emplace(vector.chunk_id, cosine(vector.values));
   }
   std::vector<double> lexical;
   std::vector<double> semantic;
@@ -387,34 +390,39 @@ void blend(const Plan& plan, const std::vector<float>& query_vector, bool lexica
 // before other files get their turn, scores made non-increasing, full records read.
 std::vector<SearchHit> order(const Plan& plan, std::vector<Candidate>& candidates) {
   const SearchOptions& options = plan.options;
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.value != b.value) return a.value > b.value;
-    if (a.record.path != b.record.path) return a.record.path < b.record.path;
-    if (a.record.chunk.start_line != b.record.chunk.start_line) {
-      return a.record.chunk.start_line < b.record.chunk.start_line;
+  // Pointers are sorted, not the candidates: each holds a record of several strings, and
+  // moving them through two sorts costs ~6% of a search (callgrind, 110k chunks).
+  std::vector<Candidate*> ranked;
+  ranked.reserve(candidates.size());
+  for (auto& c : candidates) ranked.push_back(&c);
+  std::sort(ranked.begin(), ranked.end(), [](const Candidate* a, const Candidate* b) {
+    if (a->value != b->value) return a->value > b->value;
+    if (a->record.path != b->record.path) return a->record.path < b->record.path;
+    if (a->record.chunk.start_line != b->record.chunk.start_line) {
+      return a->record.chunk.start_line < b->record.chunk.start_line;
     }
-    return a.chunk_id < b.chunk_id;
+    return a->chunk_id < b->chunk_id;
   });
 
   // Diversity: the n-th place of a file ranks as if (n − 1)·k_repeat_penalty lower, so the
   // first screen shows the best places of several files before a second of the same file.
   // Exact identifier matches keep their places (they lie k_exact_symbol_boost above).
   if (plan.mode == Mode::hybrid) {
-    std::unordered_map<std::string, int> seen;
-    for (auto& c : candidates) c.value -= k_repeat_penalty * seen[c.file]++;
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.value > b.value; });
+    std::unordered_map<std::string_view, int> seen;
+    for (Candidate* c : ranked) c->value -= k_repeat_penalty * seen[c->file]++;
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const Candidate* a, const Candidate* b) { return a->value > b->value; });
   }
   std::vector<Candidate*> ordered;
   std::vector<Candidate*> deferred;
-  std::map<std::string, int> per_file;
-  for (auto& c : candidates) {
-    if (c.score <= 0.0 || c.score < options.min_score) continue;  // no match at all, or too weak
+  std::unordered_map<std::string_view, int> per_file;
+  for (Candidate* c : ranked) {
+    if (c->score <= 0.0 || c->score < options.min_score) continue;  // no match at all, or too weak
     if (static_cast<int>(ordered.size()) >= options.limit) break;
-    if (per_file[c.file]++ < options.max_per_file) {
-      ordered.push_back(&c);
+    if (per_file[c->file]++ < options.max_per_file) {
+      ordered.push_back(c);
     } else {
-      deferred.push_back(&c);
+      deferred.push_back(c);
     }
   }
   for (Candidate* c : deferred) {

@@ -75,6 +75,16 @@ std::vector<std::string> split_identifier(std::string_view identifier) {
   return parts;
 }
 
+void split_identifier(std::string_view identifier, std::string& lowered, std::vector<std::string_view>& parts) {
+  lowered.assign(identifier);
+  lower_in_place(lowered);
+  parts.clear();
+  const std::string_view view(lowered);
+  for_each_identifier_part(identifier, [&](std::size_t begin, std::size_t end) {
+    parts.push_back(view.substr(begin, end - begin));
+  });
+}
+
 void for_each_code_token(std::string_view text, const TokenSink& sink) {
   // This runs over every chunk twice (the lexical index and the embedding), so it allocates
   // nothing per word: one lower-cased copy of the word, reused, and views into it.

@@ -14,6 +14,10 @@ namespace kasava::util {
 /// "parseHTTPRequest2" → {"parse", "http", "request", "2"}; "snake_case" → {"snake", "case"}.
 std::vector<std::string> split_identifier(std::string_view identifier);
 
+/// split_identifier's parts as views into `lowered`, which it sets to the identifier
+/// lower-cased: no string per part, and both buffers are reused by the caller.
+void split_identifier(std::string_view identifier, std::string& lowered, std::vector<std::string_view>& parts);
+
 /// Called for each token of a text: the lower-cased token and its byte range in the text.
 using TokenSink = std::function<void(std::string_view token, std::size_t begin, std::size_t end)>;
 

@@ -19,6 +19,19 @@ TEST_CASE("search::parse_query splits a sentence into terms and parts, no identi
   CHECK(query.has_terms());
 }
 
+TEST_CASE("search::parse_query keeps the words that look like paths, lower-cased") {
+  const auto query = search::parse_query("Move helpers from `_Utils.py` to src/Flask/typing: (see ignore/types.rs)");
+  REQUIRE(query.path_words.size() == 3);
+  CHECK(query.path_words[0].text == "_utils.py");
+  CHECK_FALSE(query.path_words[0].has_slash);
+  CHECK(query.path_words[1].text == "src/flask/typing");
+  CHECK(query.path_words[1].has_slash);
+  CHECK(query.path_words[2].text == "ignore/types.rs");
+  // Words without a slash or a short extension, or too short, are no paths.
+  CHECK(search::parse_query("call foo.bar() then version 1.2.3456789").path_words.empty());
+  CHECK(search::parse_query("where is auth").path_words.empty());
+}
+
 TEST_CASE("search::parse_query knows a query that is one identifier") {
   const auto bare = search::parse_query("parseConfig");
   CHECK(bare.identifiers == Strings{"parseConfig"});

@@ -20,6 +20,18 @@ TEST_CASE("util::split_identifier") {
   CHECK(split_identifier("ALLCAPS") == Strings{"allcaps"});
 }
 
+TEST_CASE("util::split_identifier into views gives the same parts, buffers reused") {
+  std::string lowered;
+  std::vector<std::string_view> parts;
+  for (const char* identifier : {"parseHTTPRequest2", "snake_case_name", "__init__", "x", "ALLCAPS", "utf8Decode", ""}) {
+    split_identifier(identifier, lowered, parts);
+    CHECK(Strings(parts.begin(), parts.end()) == split_identifier(identifier));
+  }
+  split_identifier("HTTPServer", lowered, parts);
+  split_identifier("ab", lowered, parts);  // a shorter one after a longer: nothing left over
+  CHECK(Strings(parts.begin(), parts.end()) == Strings{"ab"});
+}
+
 TEST_CASE("util::code_tokens keeps whole words and adds their parts") {
   CHECK(code_tokens("def parseConfig(path):") ==
         Strings{"def", "parseconfig", "parse", "config", "path"});
