@@ -297,12 +297,18 @@ void each_code_row(sqlite::Query& rows, std::size_t& bytes, F&& f) {
   }
 }
 
-// The distinct ids as a JSON array, in their first order: what json_each(?1) reads.
+// The distinct ids, ascending.
+std::vector<std::int64_t> sorted_ids(std::vector<std::int64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+// The distinct ids as a JSON array, what json_each(?1) reads: ascending, so that the lookups
+// it drives visit the b-tree's pages in order.
 std::string id_list(const std::vector<std::int64_t>& ids) {
-  std::unordered_set<std::int64_t> seen;
   std::string list = "[";
-  for (const std::int64_t id : ids) {
-    if (!seen.insert(id).second) continue;
+  for (const std::int64_t id : sorted_ids(ids)) {
     if (list.size() > 1) list += ',';
     list += std::to_string(id);
   }
@@ -1990,12 +1996,13 @@ std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& 
     std::vector<StoredVector> vectors;
     if (ids.empty()) return vectors;
     vectors.reserve(ids.size());
-    std::unordered_set<std::int64_t> seen;
     if (const auto& snapshot = m_impl->m_snapshot) {
-      for (const std::int64_t id : ids) {
-        if (!seen.insert(id).second) continue;
-        const auto& known = snapshot->vector_ids;
-        const auto at = std::lower_bound(known.begin(), known.end(), id);
+      // In ascending order: each search starts where the last one ended.
+      const auto& known = snapshot->vector_ids;
+      auto from = known.begin();
+      for (const std::int64_t id : sorted_ids(ids)) {
+        const auto at = std::lower_bound(from, known.end(), id);
+        from = at;
         if (at == known.end() || *at != id) continue;
         const auto i = static_cast<std::size_t>(at - known.begin());
         const std::span<const std::uint8_t> bytes(

@@ -708,10 +708,21 @@ TEST_CASE("store::Store::read_vector_snapshot answers nearest_codes and vectors_
   const auto code = store::binary_code(random_unit_vector(random, dims));
   std::vector<std::int64_t> ids;
   for (std::int64_t id = 0; id <= 2000; id += 3) ids.push_back(id);  // some unknown, some pending
+  // Asked in no order and some twice: each known one comes back once (in any order).
+  for (std::int64_t id = 0; id <= 2000; id += 30) ids.push_back(id);
+  std::shuffle(ids.begin(), ids.end(), random);
   const auto from_file_codes = reader->nearest_codes(code, 100000);
   const auto from_file_values = reader->vectors_by_id(ids, dims);
   REQUIRE(from_file_codes.size() > 500);
   REQUIRE_FALSE(from_file_values.empty());
+  {
+    std::vector<std::int64_t> returned;
+    for (const auto& vector : from_file_values) returned.push_back(vector.chunk_id);
+    std::sort(returned.begin(), returned.end());
+    CHECK(std::adjacent_find(returned.begin(), returned.end()) == returned.end());
+    for (const std::int64_t id : returned) CHECK(std::find(ids.begin(), ids.end(), id) != ids.end());
+    CHECK(returned.size() > 100);
+  }
 
   CHECK_FALSE(reader->read_vector_snapshot(10));  // more chunks than asked for
   const auto snapshot = reader->read_vector_snapshot(1000000);
@@ -725,12 +736,16 @@ TEST_CASE("store::Store::read_vector_snapshot answers nearest_codes and vectors_
     CHECK(codes[i].chunk_id == from_file_codes[i].chunk_id);
     CHECK(codes[i].distance == from_file_codes[i].distance);
   }
-  const auto values = reader->vectors_by_id(ids, dims);
+  auto values = reader->vectors_by_id(ids, dims);
   REQUIRE(values.size() == from_file_values.size());
+  const auto by_id = [](const store::StoredVector& a, const store::StoredVector& b) { return a.chunk_id < b.chunk_id; };
+  auto expected_values = from_file_values;
+  std::sort(values.begin(), values.end(), by_id);
+  std::sort(expected_values.begin(), expected_values.end(), by_id);
   for (std::size_t i = 0; i < values.size(); ++i) {
-    CHECK(values[i].chunk_id == from_file_values[i].chunk_id);
-    CHECK(values[i].values == from_file_values[i].values);
-    CHECK(values[i].scale == from_file_values[i].scale);
+    CHECK(values[i].chunk_id == expected_values[i].chunk_id);
+    CHECK(values[i].values == expected_values[i].values);
+    CHECK(values[i].scale == expected_values[i].scale);
   }
   // A filtered scan still reads the file (the per-file rows, which carry paths).
   const auto accept_all = [](std::string_view, std::string_view) { return true; };
