@@ -1479,25 +1479,34 @@ std::optional<std::vector<LexicalHit>> Store::bounded_lexical_search(
   constexpr double k1_plus_1 = 2.2;  // kasava_bm25's k1 + 1
   const std::size_t n = terms->size();
   std::vector<double> bound(n);
-  for (std::size_t i = 0; i < n; ++i) bound[i] = stats.idf[i] * k1_plus_1;
+  std::vector<std::size_t> all(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    bound[i] = stats.idf[i] * k1_plus_1;
+    all[i] = i;
+  }
   // The best rows holding every term of one of `groups`, ranked by all terms; its expression
   // names the groups' terms first, AND-ed with the whole expression (whose phrases follow).
   // Groups of one term each, one for every term, are the plain query's rows.
   const auto search = [&](const std::vector<TermGroup>& groups) {
+    const auto all_of = [&](const TermGroup& group) {
+      std::string text;
+      for (const std::size_t i : group) text += (text.empty() ? "" : " AND ") + (*terms)[i];
+      return text;
+    };
     std::string expression;
     int phrases = 0;
     for (const auto& group : groups) {
       expression += expression.empty() ? "(" : " OR ";
-      if (group.size() > 1) expression += '(';
-      for (std::size_t k = 0; k < group.size(); ++k) {
-        if (k > 0) expression += " AND ";
-        expression += (*terms)[group[k]];
-        ++phrases;
-      }
-      if (group.size() > 1) expression += ')';
+      expression += group.size() > 1 ? '(' + all_of(group) + ')' : all_of(group);
+      phrases += static_cast<int>(group.size());
     }
     if (static_cast<std::size_t>(phrases) == n && groups.size() == n) {  // (groups are distinct)
       expression = match_expression;
+      phrases = 0;
+    } else if (groups.size() == 1 && groups.front() == all) {
+      // A row found holds every term, whose phrases are then the terms in order: the whole
+      // expression's need not be walked as well.
+      expression = all_of(all);
       phrases = 0;
     } else {
       expression += ") AND (";
@@ -1526,9 +1535,8 @@ std::optional<std::vector<LexicalHit>> Store::bounded_lexical_search(
   for (std::size_t i = 0; i < n; ++i) {
     if (stats.matching[i] < stats.matching[rarest]) rarest = i;
   }
-  std::vector<std::size_t> all, common, rare;
+  std::vector<std::size_t> common, rare;
   for (std::size_t i = 0; i < n; ++i) {
-    all.push_back(i);
     const bool is_common = i != rarest && static_cast<double>(stats.matching[i]) >
                                               k_common_term_share * static_cast<double>(stats.rows);
     (is_common ? common : rare).push_back(i);
