@@ -26,6 +26,19 @@ types::Chunk make_chunk(int file, int line) {
 
 using kasava::test::open_store;
 
+// The plain query's page and the bounded search's, for one expression and limit.
+std::pair<std::vector<store::LexicalHit>, std::vector<store::LexicalHit>> both_pages(
+    store::Store& store, const std::string& expression, int limit) {
+  const store::FieldWeights weights;
+  store.set_bounded_search(1'000'000'000);  // the plain query
+  auto plain = store.lexical_search(expression, weights, limit);
+  store.set_bounded_search(0);
+  auto bounded = store.lexical_search(expression, weights, limit);
+  REQUIRE(plain);
+  REQUIRE(bounded);
+  return {std::move(*plain), std::move(*bounded)};
+}
+
 }  // namespace
 
 TEST_CASE("store::Store::lexical_search gives the plain query's page with its bound on common terms") {
@@ -56,21 +69,16 @@ TEST_CASE("store::Store::lexical_search gives the plain query's page with its bo
         "\"rare\" OR \"seldom\" OR \"common\" OR \"often\"", "\"common\" OR \"often\"", "\"rare\""}) {
     for (const int limit : {1, 3, 5, 20, 400}) {
       INFO(expression << " limit " << limit);
-      store->set_bounded_search(1'000'000'000);  // the plain query
-      const auto plain = store->lexical_search(expression, weights, limit);
-      store->set_bounded_search(0);
-      const auto bounded = store->lexical_search(expression, weights, limit);
-      REQUIRE(plain);
-      REQUIRE(bounded);
-      REQUIRE(plain->size() == bounded->size());
-      for (std::size_t i = 0; i < plain->size(); ++i) {
-        CHECK((*plain)[i].score == (*bounded)[i].score);  // to the bit
-        if ((*plain)[i].score != (*bounded)[i].score) break;
+      const auto [plain, bounded] = both_pages(*store, expression, limit);
+      REQUIRE(plain.size() == bounded.size());
+      for (std::size_t i = 0; i < plain.size(); ++i) {
+        CHECK(plain[i].score == bounded[i].score);  // to the bit
+        if (plain[i].score != bounded[i].score) break;
       }
       // The same set of chunks at each score (ties may come in either order).
       std::multiset<std::pair<double, std::int64_t>> a, b;
-      for (const auto& hit : *plain) a.insert({hit.score, hit.chunk_id});
-      for (const auto& hit : *bounded) b.insert({hit.score, hit.chunk_id});
+      for (const auto& hit : plain) a.insert({hit.score, hit.chunk_id});
+      for (const auto& hit : bounded) b.insert({hit.score, hit.chunk_id});
       store->set_bounded_search(1'000'000'000);
       const auto more = store->lexical_search(expression, weights, limit + 1);
       REQUIRE(more);
@@ -113,7 +121,6 @@ TEST_CASE("store::Store::lexical_search's bound gives the plain query's page for
     store->put_file({"src/" + std::to_string(f) + ".py", "b" + std::to_string(f), "python", 10, ""}, chunks);
   }
   store->commit();
-  const store::FieldWeights weights;
   int checked = 0;
   for (int e = 0; e < 60; ++e) {
     // 2 to 14 distinct words in a random order.
@@ -128,22 +135,17 @@ TEST_CASE("store::Store::lexical_search's bound gives the plain query's page for
     }
     for (const int limit : {1, 4, 25, 120}) {
       INFO(expression << " limit " << limit);
-      store->set_bounded_search(1'000'000'000);
-      const auto plain = store->lexical_search(expression, weights, limit);
-      store->set_bounded_search(0);
-      const auto bounded = store->lexical_search(expression, weights, limit);
-      REQUIRE(plain);
-      REQUIRE(bounded);
-      REQUIRE(plain->size() == bounded->size());
+      const auto [plain, bounded] = both_pages(*store, expression, limit);
+      REQUIRE(plain.size() == bounded.size());
       // Scores to the bit; the chunks too, where the page does not end inside a tie.
       std::vector<double> a, b;
-      for (const auto& hit : *plain) a.push_back(hit.score);
-      for (const auto& hit : *bounded) b.push_back(hit.score);
+      for (const auto& hit : plain) a.push_back(hit.score);
+      for (const auto& hit : bounded) b.push_back(hit.score);
       CHECK(a == b);
       std::set<std::int64_t> plain_ids, bounded_ids;
-      const double last = plain->empty() ? 0.0 : plain->back().score;
-      for (const auto& hit : *plain) if (hit.score != last) plain_ids.insert(hit.chunk_id);
-      for (const auto& hit : *bounded) if (hit.score != last) bounded_ids.insert(hit.chunk_id);
+      const double last = plain.empty() ? 0.0 : plain.back().score;
+      for (const auto& hit : plain) if (hit.score != last) plain_ids.insert(hit.chunk_id);
+      for (const auto& hit : bounded) if (hit.score != last) bounded_ids.insert(hit.chunk_id);
       CHECK(plain_ids == bounded_ids);
       ++checked;
     }
