@@ -94,6 +94,52 @@ struct RankingData {
   CollectedRows* collected = nullptr;
 };
 
+// One SQLite varint from [at, end) into `value` (its low 32 bits, as FTS5 reads a position
+// list); false at the end or in a varint cut short.
+bool read_varint(const unsigned char*& at, const unsigned char* end, std::uint32_t& value) {
+  if (at < end && *at < 0x80) {
+    value = *at++;
+    return true;
+  }
+  std::uint64_t result = 0;
+  for (int i = 0; i < 9; ++i) {
+    if (at >= end) return false;
+    const unsigned char byte = *at++;
+    if (i == 8) {
+      result = (result << 8) | byte;
+      break;
+    }
+    result = (result << 7) | (byte & 0x7F);
+    if (byte < 0x80) break;
+  }
+  value = static_cast<std::uint32_t>(result);
+  return true;
+}
+
+// The sum of the column weights of a phrase's instances in the row after the first, which is
+// in `column`: read from the position list the iterator holds, in its order, as xPhraseNext
+// would hand them over one call each (fts5ApiPhraseNext: a varint per instance; 1 starts
+// another column, whose number follows — clamped to the last column — and then the
+// instance). `weight` gives a column's weight.
+template <typename Weight>
+double weigh_rest(const Fts5PhraseIter& iterator, int column, int columns, double sum, Weight&& weight) {
+  const unsigned char* at = iterator.a;
+  const unsigned char* const end = iterator.b;
+  if (at == nullptr) return sum;
+  double current = weight(column);
+  std::uint32_t value = 0;
+  while (read_varint(at, end, value)) {
+    if (value == 1) {
+      if (!read_varint(at, end, value)) break;
+      column = value >= static_cast<std::uint32_t>(columns) ? columns - 1 : static_cast<int>(value);
+      current = weight(column);
+      if (!read_varint(at, end, value)) break;
+    }
+    sum += current;
+  }
+  return sum;
+}
+
 // The row's weighted frequency of phrases [first, first + frequency.size()) into `frequency`
 // and its length; an SQLite result code.
 int row_figures(const Fts5ExtensionApi* api, Fts5Context* fts, int argument_count,
@@ -107,20 +153,24 @@ int row_figures(const Fts5ExtensionApi* api, Fts5Context* fts, int argument_coun
   double weights[k_weighed_columns];
   const int weighed = std::min(argument_count, k_weighed_columns);
   for (int column = 0; column < weighed; ++column) weights[column] = sqlite3_value_double(arguments[column]);
+  const auto weight = [&](int column) {
+    return column < weighed              ? weights[column]
+           : argument_count > column ? sqlite3_value_double(arguments[column])
+                                     : 1.0;
+  };
+  const int columns = api->xColumnCount(fts);
   for (std::size_t phrase = 0; phrase < frequency.size(); ++phrase) {
-    double sum = 0.0;
     Fts5PhraseIter iterator;
     int column = 0, offset = 0;
     const int result =
         api->xPhraseFirst(fts, first + static_cast<int>(phrase), &iterator, &column, &offset);
     if (result != SQLITE_OK) return result;
-    if (matching != nullptr && column >= 0) ++matching[phrase];
-    for (; column >= 0; api->xPhraseNext(fts, &iterator, &column, &offset)) {
-      sum += column < weighed              ? weights[column]
-             : argument_count > column ? sqlite3_value_double(arguments[column])
-                                       : 1.0;
+    if (column < 0) {
+      frequency[phrase] = 0.0;
+      continue;
     }
-    frequency[phrase] = sum;
+    if (matching != nullptr) ++matching[phrase];
+    frequency[phrase] = weigh_rest(iterator, column, columns, 0.0 + weight(column), weight);
   }
   length = lengths != nullptr ? lengths->tokens(api->xRowid(fts)) : 0;
   if (length == 0) {
