@@ -60,10 +60,10 @@ std::pair<std::string, std::uint16_t> parse_listen(const std::string& listen) {
 /// Read-only connections to the index, lent one per request (in arrival order when all are
 /// busy). Searches are CPU-bound: four connections keep two cores busy (two gave 15% fewer
 /// requests a second at 8 and 32 clients), and more would only share the cores and each cost
-/// its page cache. Each keeps the pages it reads (the lexical side's, the chunks'), and all
-/// share one in-memory copy of the index's codes and vectors (Store::read_vector_snapshot),
-/// which every search reads almost whole and which a page cache per connection held only in
-/// part. A fifth connection, never lent, tells when the file changed (PRAGMA data_version):
+/// its page cache. Each keeps the pages it reads (the lexical side's), and all share one
+/// in-memory copy of the index's codes, vectors and chunk heads (Store::read_snapshot),
+/// which every search reads almost whole or in hundreds of places, and which a page cache
+/// per connection held only in part. A fifth connection, never lent, tells when the file changed (PRAGMA data_version):
 /// the copy is then read again, once, before the next search.
 class StorePool {
 public:
@@ -79,7 +79,7 @@ public:
   /// A connection whose searches use the current copy of codes and vectors.
   Lease lend() {
     Lease lease = m_connections.lend();
-    lease->use_vector_snapshot(current_snapshot());
+    lease->use_snapshot(current_snapshot());
     return lease;
   }
 
@@ -89,13 +89,13 @@ private:
   // Larger indexes keep their codes in partitions, and a search reads a share of them.
   static constexpr std::int64_t k_max_snapshot_chunks = 200000;
 
-  std::shared_ptr<const store::VectorSnapshot> current_snapshot() {
+  std::shared_ptr<const store::IndexSnapshot> current_snapshot() {
     const std::lock_guard lock(m_snapshot_mutex);
     if (!m_watcher) m_watcher = open_store(m_path, store::OpenMode::read_only);
     const std::int64_t version = m_watcher->data_version();
     if (!m_snapshot_version || *m_snapshot_version != version) {
       m_snapshot.reset();  // the old copy goes as the connections using it are lent again
-      m_snapshot = m_watcher->read_vector_snapshot(k_max_snapshot_chunks);
+      m_snapshot = m_watcher->read_snapshot(k_max_snapshot_chunks);
       m_snapshot_version = version;
     }
     return m_snapshot;
@@ -105,7 +105,7 @@ private:
   util::LendingPool<store::Store> m_connections;
   std::mutex m_snapshot_mutex;
   std::unique_ptr<store::Store> m_watcher;
-  std::shared_ptr<const store::VectorSnapshot> m_snapshot;  ///< nullptr: none to keep
+  std::shared_ptr<const store::IndexSnapshot> m_snapshot;  ///< nullptr: none to keep
   std::optional<std::int64_t> m_snapshot_version;           ///< m_watcher's, when read
 };
 

@@ -309,6 +309,23 @@ std::vector<std::int64_t> sorted_ids(std::vector<std::int64_t> ids) {
   return ids;
 }
 
+// For each of the distinct `ids`, found(i) where it is known[i] (`known` ascending), else
+// missing(id). In ascending order: each lookup starts where the last one ended.
+template <typename Found, typename Missing>
+void look_up_sorted(const std::vector<std::int64_t>& known, const std::vector<std::int64_t>& ids,
+                    Found&& found, Missing&& missing) {
+  auto from = known.begin();
+  for (const std::int64_t id : sorted_ids(ids)) {
+    const auto at = std::lower_bound(from, known.end(), id);
+    from = at;
+    if (at == known.end() || *at != id) {
+      missing(id);
+    } else {
+      found(static_cast<std::size_t>(at - known.begin()));
+    }
+  }
+}
+
 // The distinct ids as a JSON array, what json_each(?1) reads: ascending, so that the lookups
 // it drives visit the b-tree's pages in order.
 std::string id_list(const std::vector<std::int64_t>& ids) {
@@ -458,7 +475,7 @@ struct Store::Impl {
   bool m_partitioned = false;
   std::int64_t m_partition_min_chunks = k_partition_min_chunks;
   double m_probe_share = k_probe_share;
-  std::shared_ptr<const VectorSnapshot> m_snapshot;  // use_vector_snapshot
+  std::shared_ptr<const IndexSnapshot> m_snapshot;  // use_snapshot
 
   // Before a file's row of vector_codes is written or deleted: when the codes are partitioned,
   // the chunk ids it held are dead in the partitions and the file's row is read beside them
@@ -1620,6 +1637,50 @@ util::Result<std::vector<LexicalHit>> Store::lexical_search(std::string_view mat
   return hits;
 }
 
+struct IndexSnapshot {
+  // The codes as the unfiltered scan reads them: chunk ids (int64, as stored) and codes of
+  // `code_bytes` each, back to back.
+  std::string chunk_ids;
+  std::string codes;
+  std::size_t code_bytes = 0;
+  // The stored vectors by chunk id: `vector_ids` ascending, vector i is
+  // values[offsets[i], offsets[i + 1]).
+  std::vector<std::int64_t> vector_ids;
+  std::vector<std::size_t> offsets{0};
+  std::string values;
+  // Every chunk's head (chunks_by_id, Detail::head) by id: `head_ids` ascending, head i is
+  // heads[i], its names in `names`, its file's path and language in files[heads[i].file].
+  struct Head {
+    std::uint32_t file = 0;
+    int start_line = 0;
+    int end_line = 0;
+    std::uint32_t names = 0;  // kind, symbol and parent back to back from here
+    std::uint32_t kind_size = 0;
+    std::uint32_t symbol_size = 0;
+    std::uint32_t parent_size = 0;
+  };
+  std::vector<std::int64_t> head_ids;
+  std::vector<Head> heads;
+  std::string names;
+  std::vector<std::pair<std::string, std::string>> files;
+
+  // The head of chunk `head_ids[i]`, as chunks_by_id reads it.
+  ChunkRecord record(std::size_t i) const {
+    const Head& head = heads[i];
+    ChunkRecord record;
+    record.id = head_ids[i];
+    record.path = files[head.file].first;
+    record.language = files[head.file].second;
+    const std::string_view text(names);
+    record.chunk.kind = text.substr(head.names, head.kind_size);
+    record.chunk.symbol = text.substr(head.names + head.kind_size, head.symbol_size);
+    record.chunk.parent = text.substr(head.names + head.kind_size + head.symbol_size, head.parent_size);
+    record.chunk.start_line = head.start_line;
+    record.chunk.end_line = head.end_line;
+    return record;
+  }
+};
+
 std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& ids,
                                             Detail detail) const {
   return m_impl->guarded("reading", [&] {
@@ -1639,11 +1700,18 @@ std::vector<ChunkRecord> Store::chunks_by_id(const std::vector<std::int64_t>& id
       return record;
     };
     if (detail == Detail::head) {
+      if (ids.empty()) return records;
+      std::vector<std::int64_t> unknown;  // to the snapshot: written since it was read
+      if (const auto& snapshot = m_impl->m_snapshot) {
+        look_up_sorted(
+            snapshot->head_ids, ids, [&](std::size_t i) { records.push_back(snapshot->record(i)); },
+            [&](std::int64_t id) { unknown.push_back(id); });
+        if (unknown.empty()) return records;
+      }
       // Hundreds of candidates per search: one statement over them all, not one execution
       // per id (each costs its bind, step and reset on top of two lookups).
-      if (ids.empty()) return records;
       auto query = m_impl->m_db.query(k_chunk_heads_by_ids_sql);
-      query.bind(1, id_list(ids));
+      query.bind(1, id_list(m_impl->m_snapshot ? unknown : ids));
       while (query.step()) records.push_back(read_head(query, query.column_int64(7)));
       return records;
     }
@@ -1882,21 +1950,8 @@ bool Store::Impl::scan_partitions(std::span<const std::uint8_t> code, double sha
   return true;
 }
 
-struct VectorSnapshot {
-  // The codes as the unfiltered scan reads them: chunk ids (int64, as stored) and codes of
-  // `code_bytes` each, back to back.
-  std::string chunk_ids;
-  std::string codes;
-  std::size_t code_bytes = 0;
-  // The stored vectors by chunk id: `vector_ids` ascending, vector i is
-  // values[offsets[i], offsets[i + 1]).
-  std::vector<std::int64_t> vector_ids;
-  std::vector<std::size_t> offsets{0};
-  std::string values;
-};
-
-std::shared_ptr<const VectorSnapshot> Store::read_vector_snapshot(std::int64_t max_chunks) const {
-  return m_impl->guarded("reading", [&]() -> std::shared_ptr<const VectorSnapshot> {
+std::shared_ptr<const IndexSnapshot> Store::read_snapshot(std::int64_t max_chunks) const {
+  return m_impl->guarded("reading", [&]() -> std::shared_ptr<const IndexSnapshot> {
     auto& db = m_impl->m_db;
     db.exec("BEGIN");
     struct End {
@@ -1916,7 +1971,7 @@ std::shared_ptr<const VectorSnapshot> Store::read_vector_snapshot(std::int64_t m
     // up to three times the copy for a moment.
     auto vector_sizes = db.query("SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors");
     if (!vector_sizes.step() || vector_sizes.column_int64(0) > max_chunks) return nullptr;
-    auto snapshot = std::make_shared<VectorSnapshot>();
+    auto snapshot = std::make_shared<IndexSnapshot>();
     const auto vector_count = static_cast<std::size_t>(vector_sizes.column_int64(0));
     snapshot->vector_ids.reserve(vector_count);
     snapshot->offsets.reserve(vector_count + 1);
@@ -1941,11 +1996,40 @@ std::shared_ptr<const VectorSnapshot> Store::read_vector_snapshot(std::int64_t m
       snapshot->values.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
       snapshot->offsets.push_back(snapshot->values.size());
     }
+    std::unordered_map<std::int64_t, std::uint32_t> file_of_id;
+    auto files = db.query("SELECT id, path, language FROM files");
+    while (files.step()) {
+      file_of_id.emplace(files.column_int64(0), static_cast<std::uint32_t>(snapshot->files.size()));
+      snapshot->files.emplace_back(files.column_text(1), files.column_text(2));
+    }
+    auto heads = db.query(
+        "SELECT id, file_id, kind, symbol, parent, start_line, end_line FROM chunks ORDER BY id");
+    while (heads.step()) {
+      const auto file = file_of_id.find(heads.column_int64(1));
+      if (file == file_of_id.end()) continue;  // chunks_by_id's join leaves it out too
+      const std::string_view kind = heads.column_text(2);
+      const std::string_view symbol = heads.column_text(3);
+      const std::string_view parent = heads.column_text(4);
+      if (snapshot->names.size() + kind.size() + symbol.size() + parent.size() > 0xFFFFFFFFu) {
+        return nullptr;  // offsets are 32-bit; no index served from memory holds as much
+      }
+      IndexSnapshot::Head head;
+      head.file = file->second;
+      head.start_line = static_cast<int>(heads.column_int64(5));
+      head.end_line = static_cast<int>(heads.column_int64(6));
+      head.names = static_cast<std::uint32_t>(snapshot->names.size());
+      head.kind_size = static_cast<std::uint32_t>(kind.size());
+      head.symbol_size = static_cast<std::uint32_t>(symbol.size());
+      head.parent_size = static_cast<std::uint32_t>(parent.size());
+      snapshot->names.append(kind).append(symbol).append(parent);
+      snapshot->head_ids.push_back(heads.column_int64(0));
+      snapshot->heads.push_back(head);
+    }
     return snapshot;
   });
 }
 
-void Store::use_vector_snapshot(std::shared_ptr<const VectorSnapshot> snapshot) {
+void Store::use_snapshot(std::shared_ptr<const IndexSnapshot> snapshot) {
   m_impl->m_snapshot = std::move(snapshot);
 }
 
@@ -2068,21 +2152,17 @@ std::vector<StoredVector> Store::vectors_by_id(const std::vector<std::int64_t>& 
     if (ids.empty()) return vectors;
     vectors.reserve(ids.size());
     if (const auto& snapshot = m_impl->m_snapshot) {
-      // In ascending order: each search starts where the last one ended.
-      const auto& known = snapshot->vector_ids;
-      auto from = known.begin();
-      for (const std::int64_t id : sorted_ids(ids)) {
-        const auto at = std::lower_bound(from, known.end(), id);
-        from = at;
-        if (at == known.end() || *at != id) continue;
-        const auto i = static_cast<std::size_t>(at - known.begin());
-        const std::span<const std::uint8_t> bytes(
-            reinterpret_cast<const std::uint8_t*>(snapshot->values.data()) + snapshot->offsets[i],
-            snapshot->offsets[i + 1] - snapshot->offsets[i]);
-        StoredVector vector;
-        vector.chunk_id = id;
-        if (unpack_values(bytes, dims, vector.values, vector.scale)) vectors.push_back(std::move(vector));
-      }
+      look_up_sorted(
+          snapshot->vector_ids, ids,
+          [&](std::size_t i) {
+            const std::span<const std::uint8_t> bytes(
+                reinterpret_cast<const std::uint8_t*>(snapshot->values.data()) + snapshot->offsets[i],
+                snapshot->offsets[i + 1] - snapshot->offsets[i]);
+            StoredVector vector;
+            vector.chunk_id = snapshot->vector_ids[i];
+            if (unpack_values(bytes, dims, vector.values, vector.scale)) vectors.push_back(std::move(vector));
+          },
+          [](std::int64_t) {});
       return vectors;
     }
     auto query = m_impl->m_db.query(k_vectors_by_ids_sql);

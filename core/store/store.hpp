@@ -123,10 +123,10 @@ enum class CodeScan {
   every_code,          ///< all of them: exactly the nearest codes
 };
 
-/// A chunk's stored vector (for rescoring): its quantized values and their scale.
-/// Every chunk's code and stored vector in memory (Store::read_vector_snapshot).
-struct VectorSnapshot;
+/// Every chunk's code, stored vector and head in memory (Store::read_snapshot).
+struct IndexSnapshot;
 
+/// A chunk's stored vector (for rescoring): its quantized values and their scale.
 struct StoredVector {
   std::int64_t chunk_id = 0;
   std::vector<std::int8_t> values;
@@ -310,15 +310,16 @@ public:
   /// KiB, right for one search; a server that keeps its connections gains from more).
   void set_page_cache(std::int64_t kib);
 
-  /// The codes and stored vectors of every chunk, read once into memory, for a process that
-  /// keeps several connections to one index (kasava serve): nearest_codes without a filter and
-  /// vectors_by_id then read them there instead of through each connection's page cache.
+  /// The codes, stored vectors and heads of every chunk, read once into memory, for a process
+  /// that keeps several connections to one index (kasava serve): nearest_codes without a
+  /// filter, vectors_by_id and chunks_by_id's heads then read them there instead of through
+  /// each connection's page cache (heads written since are read from the file).
   /// nullptr for an index whose codes are partitioned or that holds more than `max_chunks`.
   /// Read in one read transaction; it is as current as the file was then.
-  std::shared_ptr<const VectorSnapshot> read_vector_snapshot(std::int64_t max_chunks) const;
+  std::shared_ptr<const IndexSnapshot> read_snapshot(std::int64_t max_chunks) const;
   /// The snapshot this connection's searches use (nullptr: none, the default). The caller
   /// knows when it is out of date (data_version).
-  void use_vector_snapshot(std::shared_ptr<const VectorSnapshot> snapshot);
+  void use_snapshot(std::shared_ptr<const IndexSnapshot> snapshot);
 
   /// Best chunks for an FTS5 MATCH expression, by weighted BM25, at most `limit`.
   /// An invalid expression is an error, not an exception. In a large index, an expression of

@@ -450,7 +450,7 @@ TEST_CASE("store::Store::nearest_codes keeps the nearest by distance, then id, i
   check_prefixes(*store);
   {
     auto reader = open_store(path, store::OpenMode::read_only);
-    reader->use_vector_snapshot(reader->read_vector_snapshot(1000000));
+    reader->use_snapshot(reader->read_snapshot(1000000));
     check_prefixes(*reader);
   }
   store->set_partitioning(1, 1.0);
@@ -692,7 +692,7 @@ TEST_CASE("store::check_index finds vector partitions that do not hold their chu
   CHECK(check->problems.size() == 1);
 }
 
-TEST_CASE("store::Store::read_vector_snapshot answers nearest_codes and vectors_by_id as the file does") {
+TEST_CASE("store::Store::read_snapshot answers nearest_codes, vectors_by_id and heads as the file does") {
   test::TempDir dir;
   const std::string path = dir.file("index.db");
   auto store = open_store(path);
@@ -713,6 +713,8 @@ TEST_CASE("store::Store::read_vector_snapshot answers nearest_codes and vectors_
   std::shuffle(ids.begin(), ids.end(), random);
   const auto from_file_codes = reader->nearest_codes(code, 100000);
   const auto from_file_values = reader->vectors_by_id(ids, dims);
+  const auto from_file_heads = reader->chunks_by_id(ids, store::Store::Detail::head);
+  REQUIRE(from_file_heads.size() > 100);
   REQUIRE(from_file_codes.size() > 500);
   REQUIRE_FALSE(from_file_values.empty());
   {
@@ -724,10 +726,28 @@ TEST_CASE("store::Store::read_vector_snapshot answers nearest_codes and vectors_
     CHECK(returned.size() > 100);
   }
 
-  CHECK_FALSE(reader->read_vector_snapshot(10));  // more chunks than asked for
-  const auto snapshot = reader->read_vector_snapshot(1000000);
+  CHECK_FALSE(reader->read_snapshot(10));  // more chunks than asked for
+  const auto snapshot = reader->read_snapshot(1000000);
   REQUIRE(snapshot);
-  reader->use_vector_snapshot(snapshot);
+  reader->use_snapshot(snapshot);
+  // Heads from memory now: the same, though the file's names change meanwhile.
+  test::run("sqlite3 '" + path + "' \"UPDATE chunks SET symbol = 'renamed', parent = 'moved'\"");
+  const auto by_head_id = [](const store::ChunkRecord& a, const store::ChunkRecord& b) { return a.id < b.id; };
+  auto heads = reader->chunks_by_id(ids, store::Store::Detail::head);
+  auto expected_heads = from_file_heads;
+  std::sort(heads.begin(), heads.end(), by_head_id);
+  std::sort(expected_heads.begin(), expected_heads.end(), by_head_id);
+  REQUIRE(heads.size() == expected_heads.size());
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    CHECK(heads[i].id == expected_heads[i].id);
+    CHECK(heads[i].path == expected_heads[i].path);
+    CHECK(heads[i].language == expected_heads[i].language);
+    CHECK(heads[i].chunk.kind == expected_heads[i].chunk.kind);
+    CHECK(heads[i].chunk.symbol == expected_heads[i].chunk.symbol);
+    CHECK(heads[i].chunk.parent == expected_heads[i].chunk.parent);
+    CHECK(heads[i].chunk.start_line == expected_heads[i].chunk.start_line);
+    CHECK(heads[i].chunk.end_line == expected_heads[i].chunk.end_line);
+  }
   // Read from memory now: the same hits and vectors, even with the file's tables gone.
   test::run("sqlite3 '" + path + "' 'DELETE FROM vector_code_blocks; DELETE FROM vectors'");
   const auto codes = reader->nearest_codes(code, 100000);
@@ -751,12 +771,24 @@ TEST_CASE("store::Store::read_vector_snapshot answers nearest_codes and vectors_
   const auto accept_all = [](std::string_view, std::string_view) { return true; };
   CHECK(reader->nearest_codes(code, 100000, accept_all).size() == from_file_codes.size());
   // Without the snapshot the emptied tables answer again.
-  reader->use_vector_snapshot(nullptr);
+  reader->use_snapshot(nullptr);
   CHECK(reader->nearest_codes(code, 100000).empty());
+  // A chunk written after the snapshot was read comes from the file, beside known ones.
+  reader->use_snapshot(snapshot);
+  store->begin();
+  put_numbered_file(*store, random, dims, 1000, "d");
+  store->commit();
+  const std::int64_t newest = std::stoll(test::run("sqlite3 '" + path + "' 'SELECT max(id) FROM chunks'"));
+  const auto mixed = reader->chunks_by_id({newest, expected_heads.front().id, newest + 1}, store::Store::Detail::head);
+  REQUIRE(mixed.size() == 2);
+  for (const auto& head : mixed) {
+    CHECK(head.path == (head.id == newest ? "src/1000.py" : expected_heads.front().path));
+    CHECK(head.chunk.symbol == (head.id == newest ? "f0" : expected_heads.front().chunk.symbol));
+  }
 
   // None of an index whose codes are partitioned: a search reads a share of them.
   store->set_partitioning(100, 0.25);
   store->update_partitions();
   REQUIRE(test::run("sqlite3 '" + path + "' 'SELECT count(*) > 0 FROM vector_partitions'") == "1");
-  CHECK_FALSE(open_store(path, store::OpenMode::read_only)->read_vector_snapshot(1000000));
+  CHECK_FALSE(open_store(path, store::OpenMode::read_only)->read_snapshot(1000000));
 }
