@@ -63,8 +63,8 @@ std::pair<std::string, std::uint16_t> parse_listen(const std::string& listen) {
 /// its page cache. Each keeps the pages it reads (the lexical side's), and all share one
 /// in-memory copy of the index's codes, vectors and chunk heads (Store::read_snapshot),
 /// which every search reads almost whole or in hundreds of places, and which a page cache
-/// per connection held only in part. A fifth connection, never lent, tells when the file changed (PRAGMA data_version):
-/// the copy is then read again, once, before the next search.
+/// per connection held only in part. A fifth connection, never lent, tells when the file
+/// changed (PRAGMA data_version): the copy is then read again, once, before the next search.
 class StorePool {
 public:
   using Lease = util::LendingPool<store::Store>::Lease;
@@ -76,7 +76,7 @@ public:
           return store;
         }) {}
 
-  /// A connection whose searches use the current copy of codes and vectors.
+  /// A connection whose searches use the current in-memory copy.
   Lease lend() {
     Lease lease = m_connections.lend();
     lease->use_snapshot(current_snapshot());

@@ -116,17 +116,19 @@ bool read_varint(const unsigned char*& at, const unsigned char* end, std::uint32
   return true;
 }
 
-// The sum of the column weights of a phrase's instances in the row after the first, which is
-// in `column`: read from the position list the iterator holds, in its order, as xPhraseNext
-// would hand them over one call each (fts5ApiPhraseNext: a varint per instance; 1 starts
-// another column, whose number follows — clamped to the last column — and then the
-// instance). `weight` gives a column's weight.
+// The sum of the column weights of a phrase's instances in the row, in their order: the
+// first, which xPhraseFirst found in `column`, then the rest read from the position list the
+// iterator holds, as xPhraseNext would hand them over one call each (fts5ApiPhraseNext: a
+// varint per instance; 1 starts another column, whose number follows — clamped to the last
+// column — and then the instance). `weight` gives a column's weight.
 template <typename Weight>
-double weigh_rest(const Fts5PhraseIter& iterator, int column, int columns, double sum, Weight&& weight) {
+double weigh_instances(const Fts5PhraseIter& iterator, int column, int columns, Weight&& weight) {
+  double current = weight(column);
+  double sum = 0.0;
+  sum += current;
   const unsigned char* at = iterator.a;
   const unsigned char* const end = iterator.b;
   if (at == nullptr) return sum;
-  double current = weight(column);
   std::uint32_t value = 0;
   while (read_varint(at, end, value)) {
     if (value == 1) {
@@ -170,7 +172,7 @@ int row_figures(const Fts5ExtensionApi* api, Fts5Context* fts, int argument_coun
       continue;
     }
     if (matching != nullptr) ++matching[phrase];
-    frequency[phrase] = weigh_rest(iterator, column, columns, 0.0 + weight(column), weight);
+    frequency[phrase] = weigh_instances(iterator, column, columns, weight);
   }
   length = lengths != nullptr ? lengths->tokens(api->xRowid(fts)) : 0;
   if (length == 0) {

@@ -1505,7 +1505,7 @@ std::optional<std::vector<LexicalHit>> Store::bounded_lexical_search(
   // names the groups' terms first, AND-ed with the whole expression (whose phrases follow).
   // Groups of one term each, one for every term, are the plain query's rows.
   const auto search = [&](const std::vector<TermGroup>& groups) {
-    const auto all_of = [&](const TermGroup& group) {
+    const auto and_of = [&](const TermGroup& group) {
       std::string text;
       for (const std::size_t i : group) text += (text.empty() ? "" : " AND ") + (*terms)[i];
       return text;
@@ -1514,7 +1514,7 @@ std::optional<std::vector<LexicalHit>> Store::bounded_lexical_search(
     int phrases = 0;
     for (const auto& group : groups) {
       expression += expression.empty() ? "(" : " OR ";
-      expression += group.size() > 1 ? '(' + all_of(group) + ')' : all_of(group);
+      expression += group.size() > 1 ? '(' + and_of(group) + ')' : and_of(group);
       phrases += static_cast<int>(group.size());
     }
     if (static_cast<std::size_t>(phrases) == n && groups.size() == n) {  // (groups are distinct)
@@ -1523,7 +1523,7 @@ std::optional<std::vector<LexicalHit>> Store::bounded_lexical_search(
     } else if (groups.size() == 1 && groups.front() == all) {
       // A row found holds every term, whose phrases are then the terms in order: the whole
       // expression's need not be walked as well.
-      expression = all_of(all);
+      expression = and_of(all);
       phrases = 0;
     } else {
       expression += ") AND (";
