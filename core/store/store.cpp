@@ -89,7 +89,8 @@
 #include <utility>
 
 #include "core/store/chunk_lengths.hpp"
-#include "core/store/code_partitions.hpp"
+#include "core/util/code_partitions.hpp"
+#include "core/util/hamming.hpp"
 #include "core/store/sqlite.hpp"
 #include "core/store/term_docs.hpp"
 #include "core/store/tokenizer.hpp"
@@ -1751,7 +1752,7 @@ public:
     const std::size_t bytes = m_code.size();
     m_distances.resize(count);
     const std::uint16_t* distances = m_distances.data();
-    hamming_distances(codes, count, m_code.data(), bytes, m_distances.data());
+    util::hamming_distances(codes, count, m_code.data(), bytes, m_distances.data());
     // Nearly every code is farther than the heap's top: that test reads locals, not the heap
     // (nor the vector's data pointer, which the heap's writes could change as far as the
     // compiler knows).
@@ -1820,7 +1821,7 @@ bool Store::Impl::build_partitions() {
   if (total == 0 || static_cast<std::int64_t>(total) < m_partition_min_chunks) return false;
   clear_partitions();
 
-  const int k = partition_count(total);
+  const int k = util::partition_count(total);
   const std::size_t wanted = static_cast<std::size_t>(k) * k_training_codes_per_partition;
   const std::size_t step = std::max<std::size_t>(1, total / wanted);
   std::vector<std::uint8_t> sample;
@@ -1832,14 +1833,14 @@ bool Store::Impl::build_partitions() {
       }
     }
   });
-  const std::vector<std::uint8_t> centroids = train_centroids(sample.data(), sample.size() / bytes, bytes, k);
+  const std::vector<std::uint8_t> centroids = util::train_centroids(sample.data(), sample.size() / bytes, bytes, k);
 
   // Assigned a batch of rows at a time: a file's row is too few codes to share among threads.
   std::vector<std::uint32_t> assignment;
   assignment.reserve(total);
   std::vector<std::uint8_t> batch;
   const auto assign_batch = [&] {
-    const auto part = assign_partitions(batch.data(), batch.size() / bytes, centroids, bytes);
+    const auto part = util::assign_partitions(batch.data(), batch.size() / bytes, centroids, bytes);
     assignment.insert(assignment.end(), part.begin(), part.end());
     batch.clear();
   };
@@ -1936,7 +1937,7 @@ bool Store::Impl::scan_partitions(std::span<const std::uint8_t> code, double sha
     });
   };
   double seen = 0;
-  for (const std::uint32_t p : partitions_by_distance(centroids, code.data(), bytes)) {
+  for (const std::uint32_t p : util::partitions_by_distance(centroids, code.data(), bytes)) {
     if (!every && seen >= wanted) break;
     seen += static_cast<double>(sizes[p]);
     auto rows = m_db.query("SELECT chunk_ids, codes FROM vector_partitions WHERE partition = ?1");

@@ -9,7 +9,8 @@
 #include <random>
 #include <span>
 
-#include "core/store/code_partitions.hpp"
+#include "core/util/code_partitions.hpp"
+#include "core/util/hamming.hpp"
 #include "core/store/store.hpp"
 #include "core/store/vectors.hpp"
 #include "store_support.hpp"
@@ -207,36 +208,6 @@ TEST_CASE("store::unpack_values reads the older form, one int8 value per byte") 
   CHECK(scale == old_scale);
 }
 
-TEST_CASE("store::hamming_distances equals a bit-by-bit count") {
-  std::mt19937 random(11);
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (const std::size_t bytes : {1u, 5u, 8u, 32u, 40u, 72u}) {
-    const std::size_t count = 50;
-    std::vector<std::uint8_t> codes(bytes * count);
-    std::vector<std::uint8_t> query(bytes);
-    for (auto& b : codes) b = static_cast<std::uint8_t>(byte(random));
-    for (auto& b : query) b = static_cast<std::uint8_t>(byte(random));
-    std::vector<std::uint16_t> distances(count);
-    store::hamming_distances(codes.data(), count, query.data(), bytes, distances.data());
-    for (std::size_t c = 0; c < count; ++c) {
-      int expected = 0;
-      for (std::size_t i = 0; i < bytes * 8; ++i) {
-        expected += ((codes[c * bytes + i / 8] ^ query[i / 8]) >> (i % 8)) & 1;
-      }
-      CHECK(distances[c] == expected);
-      CHECK(store::hamming_distance(codes.data() + c * bytes, query.data(), bytes) == expected);
-    }
-    // nearest_code: the first of the smallest distances.
-    const auto smallest = std::min_element(distances.begin(), distances.end());
-    CHECK(store::nearest_code(codes.data(), count, query.data(), bytes) ==
-          static_cast<std::size_t>(smallest - distances.begin()));
-    std::copy_n(query.begin(), bytes, codes.begin() + static_cast<std::ptrdiff_t>(30 * bytes));  // distance 0 at 30
-    std::copy_n(query.begin(), bytes, codes.begin() + static_cast<std::ptrdiff_t>(40 * bytes));  // and at 40
-    CHECK(store::nearest_code(codes.data(), count, query.data(), bytes) == 30);
-  }
-  CHECK(store::nearest_code(nullptr, 0, nullptr, 8) == 0);
-}
-
 TEST_CASE("store::Store vectors round trip, Hamming top-k equals brute force, filters apply") {
   test::TempDir dir;
   auto store = open_store(dir.file("index.db"));
@@ -272,7 +243,7 @@ TEST_CASE("store::Store vectors round trip, Hamming top-k equals brute force, fi
   for (std::size_t i = 0; i < stored.size(); ++i) {
     const auto other = store::binary_code(stored[i].vector);
     all.push_back({static_cast<std::int64_t>(i + 1),
-                   store::hamming_distance(code.data(), other.data(), code.size())});
+                   util::hamming_distance(code.data(), other.data(), code.size())});
   }
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
     return a.distance != b.distance ? a.distance < b.distance : a.chunk_id < b.chunk_id;
@@ -534,7 +505,7 @@ TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when
   store->set_partitioning(1, 1.0);
   store->update_partitions();
   CHECK(count("SELECT count(*) FROM vector_centroids") ==
-        std::to_string(store::partition_count(std::stoul(count("SELECT count(*) FROM vectors")))));
+        std::to_string(util::partition_count(std::stoul(count("SELECT count(*) FROM vectors")))));
   CHECK(count("SELECT sum(size) FROM vector_centroids") == count("SELECT count(*) FROM vectors"));
   CHECK(count("SELECT count(*) FROM vector_code_blocks") == "0");  // the partitions replace them
 

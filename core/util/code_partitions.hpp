@@ -2,14 +2,14 @@
 // codes of the partitions nearest its query instead of every code (an inverted file over
 // Hamming space). The centroids are found by k-majority clustering: k-means where a
 // centroid's bit is the majority of its members' bits. Pure functions; the index keeps the
-// partitions (store.cpp).
+// partitions (core/store/store.cpp) and so does the shared store (core/pgstore/store.cpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace kasava::store {
+namespace kasava::util {
 
 /// How many partitions `codes` codes get: about the square root, so that the centroids and
 /// one partition cost about the same to read.
@@ -32,4 +32,4 @@ std::vector<std::uint32_t> assign_partitions(const std::uint8_t* codes, std::siz
 std::vector<std::uint32_t> partitions_by_distance(const std::vector<std::uint8_t>& centroids,
                                                   const std::uint8_t* query, std::size_t bytes);
 
-} // namespace kasava::store
+} // namespace kasava::util

@@ -1,15 +1,15 @@
 // k-majority clustering of binary codes and the nearest-centroid questions a partitioned
 // search asks (see code_partitions.hpp).
-#include "core/store/code_partitions.hpp"
+#include "core/util/code_partitions.hpp"
 
-#include "core/store/vectors.hpp"
+#include "core/util/hamming.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <thread>
 
-namespace kasava::store {
+namespace kasava::util {
 namespace {
 
 // Rounds of assignment and majority: the partitions barely move after a few, and a search
@@ -112,4 +112,4 @@ std::vector<std::uint32_t> partitions_by_distance(const std::vector<std::uint8_t
   return order;
 }
 
-} // namespace kasava::store
+} // namespace kasava::util
