@@ -113,6 +113,7 @@ std::string publish_json(const PublishSummary& published) {
   json.key("chunks_sent").value(published.chunks_sent);
   json.key("chunks").value(published.chunks);
   json.key("changed").value(published.changed);
+  json.key("codes_partitioned").value(published.codes_partitioned);
   json.key("seconds").value(published.seconds);
   json.end_object();
   return ",\"publish\":" + json.str();
@@ -126,8 +127,11 @@ std::string publish_line(const PublishSummary& published) {
          util::escape_controls(published.ref) + " to " + published.where + ": " +
          std::to_string(published.files) + " files, " + std::to_string(published.blobs_sent) + " of " +
          std::to_string(published.blobs) + " blobs sent (" + std::to_string(published.chunks_sent) +
-         " chunks), " + (published.changed ? "snapshot updated" : "snapshot unchanged") + " in " +
-         seconds + " s";
+         " chunks), " + (published.changed ? "snapshot updated" : "snapshot unchanged") +
+         (published.codes_partitioned > 0
+              ? ", the store's " + std::to_string(published.codes_partitioned) + " codes partitioned"
+              : "") +
+         " in " + seconds + " s";
 }
 
 // A warning when chunks are left without vectors: they are searchable by words now and by

@@ -201,6 +201,7 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
   const pgstore::SwapResult swapped = shared.swap_snapshot(snapshot);
   summary.changed = swapped.changed;
   summary.chunks = swapped.chunks;
+  summary.codes_partitioned = shared.update_partitions(request.model);
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return summary;
 }

@@ -27,6 +27,7 @@ struct PublishSummary {
   std::int64_t chunks_sent = 0;    ///< their chunks
   std::int64_t chunks = 0;         ///< chunks the snapshot holds
   bool changed = false;            ///< the snapshot differed from the stored one
+  std::int64_t codes_partitioned = 0;  ///< codes of the store put in partitions anew (0: none)
   double seconds = 0.0;
 };
 

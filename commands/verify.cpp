@@ -133,13 +133,18 @@ void print_store_text(Output& output, const pgstore::StoreCheck& check) {
     text += "missing: " + util::escape_controls(missing.repository + " " + missing.ref) + ": " +
             plural(static_cast<std::size_t>(missing.blobs), "blob") + " not stored (publish it again)\n";
   }
-  if (check.damaged_blobs == 0 && check.stray_chunks == 0) text += "blobs: ok\n";
+  if (check.damaged_blobs == 0 && check.stray_chunks == 0 && check.codes_astray == 0) text += "blobs: ok\n";
   if (check.damaged_blobs > 0) {
     text += "damaged: " + plural(static_cast<std::size_t>(check.damaged_blobs), "blob") +
             " whose chunks, vectors or text disagree with the blob and its model\n";
   }
   if (check.stray_chunks > 0) {
     text += "damaged: " + plural(static_cast<std::size_t>(check.stray_chunks), "chunk") + " without their blob\n";
+  }
+  if (check.codes_astray > 0) {
+    text += "damaged: " + plural(static_cast<std::size_t>(check.codes_astray), "code") +
+            " in a partition their model does not have (searches miss them; --repair puts them where every "
+            "search reads)\n";
   }
   if (check.term_stats_wrong == 0 && check.model_stats_wrong == 0 &&
       check.history_stats_wrong == 0) {
@@ -186,6 +191,7 @@ void print_store_json(Output& output, const pgstore::StoreCheck& check, bool rep
   json.key("term_stats_wrong").value(check.term_stats_wrong);
   json.key("model_stats_wrong").value(check.model_stats_wrong);
   json.key("history_stats_wrong").value(check.history_stats_wrong);
+  json.key("codes_astray").value(check.codes_astray);
   json.key("orphan_blobs").value(check.orphan_blobs);
   json.key("orphan_texts").value(check.orphan_texts);
   json.end_object();
@@ -213,6 +219,10 @@ ExitStatus run_store_verify(const VerifyCommandOptions& options, Context& contex
       context.output.out("repaired: " + plural(static_cast<std::size_t>(repaired->blobs_removed), "blob") + ", " +
                          plural(static_cast<std::size_t>(repaired->chunks_removed), "chunk") + ", " +
                          plural(static_cast<std::size_t>(repaired->texts_removed), "text") + " removed" +
+                         (repaired->codes_placed > 0
+                              ? "; " + plural(static_cast<std::size_t>(repaired->codes_placed), "code") +
+                                    " put where every search reads"
+                              : "") +
                          (repaired->statistics_recomputed ? "; statistics recomputed" : "") + "\n");
     }
   }

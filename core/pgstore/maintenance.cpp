@@ -140,6 +140,13 @@ SELECT count(*) FROM refs f LEFT JOIN actual a ON a.ref_id = f.id
 WHERE coalesce(a.files, 0) <> f.history_files OR coalesce(a.tokens, 0) <> f.history_tokens
 )sql";
 
+// Codes in a partition their model does not have (schema 6): a search that reads the nearest
+// partitions never reads them. -1 (not partitioned yet) is always read.
+constexpr const char* k_codes_astray = R"sql(
+SELECT c.blob_id, c.model_id, c.ordinal FROM chunk_codes c LEFT JOIN code_partitions p ON p.model_id = c.model_id
+WHERE c.partition <> -1 AND (p.model_id IS NULL OR c.partition < 0 OR c.partition >= cardinality(p.sizes))
+)sql";
+
 } // namespace
 
 util::Result<Removal> remove_published(Store& store, const std::string& repository,
@@ -216,6 +223,7 @@ StoreCheck check_store(Store& store) {
   check.term_stats_wrong = to_int(c.exec(k_term_stats_wrong).at(0, 0));
   check.model_stats_wrong = to_int(c.exec(k_model_stats_wrong).at(0, 0));
   check.history_stats_wrong = to_int(c.exec(k_history_stats_wrong).at(0, 0));
+  check.codes_astray = to_int(c.exec(std::string("SELECT count(*) FROM (") + k_codes_astray + ") a").at(0, 0));
   check.orphan_blobs =
       to_int(c.exec(std::string("SELECT count(*) FROM blobs b WHERE ") + k_unreferenced).at(0, 0));
   check.orphan_texts = to_int(
@@ -257,6 +265,11 @@ StoreRepair repair_store(Store& store) {
         "LEFT JOIN chunks c ON c.model_id = m.id GROUP BY m.id;");
     repair.statistics_recomputed = true;
   }
+  repair.codes_placed = to_int(c.exec(std::string("WITH astray AS (") + k_codes_astray +
+                                      "), placed AS (UPDATE chunk_codes c SET partition = -1 FROM astray a "
+                                      "WHERE (c.blob_id, c.model_id, c.ordinal) = (a.blob_id, a.model_id, a.ordinal) "
+                                      "RETURNING 1) SELECT count(*) FROM placed")
+                                   .at(0, 0));
   if (to_int(c.exec(k_history_stats_wrong).at(0, 0)) > 0) {
     c.exec(
         "UPDATE refs f SET history_files = coalesce(a.files, 0), "

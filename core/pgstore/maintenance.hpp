@@ -55,11 +55,13 @@ struct StoreCheck {
   std::int64_t model_stats_wrong = 0;  ///< models whose chunk or token totals differ
   std::int64_t history_stats_wrong = 0;  ///< refs whose history totals differ from their
                                          ///< file histories
+  std::int64_t codes_astray = 0;    ///< codes in a partition their model does not have, which
+                                    ///< a search of the nearest partitions never reads
   std::int64_t orphan_blobs = 0;    ///< (blob, model) rows no snapshot of that model references
   std::int64_t orphan_texts = 0;    ///< texts without a blob row or a snapshot file naming them
   bool sound() const {
     return missing.empty() && damaged_blobs == 0 && stray_chunks == 0 && term_stats_wrong == 0 &&
-           model_stats_wrong == 0 && history_stats_wrong == 0;
+           model_stats_wrong == 0 && history_stats_wrong == 0 && codes_astray == 0;
   }
 };
 
@@ -71,13 +73,15 @@ struct StoreRepair {
   std::int64_t blobs_removed = 0;   ///< damaged and orphaned (blob, model) rows
   std::int64_t chunks_removed = 0;  ///< their chunks and stray chunks
   std::int64_t texts_removed = 0;
+  std::int64_t codes_placed = 0;    ///< codes astray set to -1 (read by every search)
   bool statistics_recomputed = false;
 };
 
 /// In one transaction under k_collect_lock: deletes damaged blobs (their refs then lack them,
 /// and the next publish of those refs sends them again), stray chunks, orphaned blobs and
 /// texts, recomputes term_stats and model_stats from the chunks when they differ or anything
-/// was deleted, and the refs' history totals from their histories when they differ. Refs are
+/// was deleted, and the refs' history totals from their histories when they differ; codes
+/// astray are set to partition -1, which every search reads, until training places them. Refs are
 /// never dropped: a ref missing blobs needs a publish.
 StoreRepair repair_store(Store& store);
 

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/pgstore/connection.hpp"
+#include "core/pgstore/partitions.hpp"
 #include "core/pgstore/store.hpp"
 #include "core/util/compression.hpp"
 
@@ -131,6 +132,28 @@ WHERE blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigi
 ORDER BY d, blob_id, ordinal
 LIMIT $5
 )sql";
+
+// k_nearest_of_all_sql over the codes of the partitions $8 only, with the generation of the
+// partitions the statement saw (a training may have committed since $8 was chosen).
+constexpr const char* k_nearest_of_partitions_sql = R"sql(
+WITH n AS MATERIALIZED (
+  SELECT c.blob_id, c.ordinal, bit_count(c.code # $3::bit varying) AS d
+  FROM chunk_codes c WHERE c.model_id = $1 AND c.partition = ANY($8::integer[]) AND length(c.code) = $4
+  ORDER BY d, c.blob_id, c.ordinal LIMIT $7)
+SELECT encode(blob_id, 'hex'), ordinal, d, (SELECT generation FROM code_partitions WHERE model_id = $1) FROM n
+WHERE blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigint[]) AND ($6 = '' OR language = $6))
+ORDER BY d, blob_id, ordinal
+LIMIT $5
+)sql";
+
+std::string int_array(const std::vector<std::int32_t>& numbers) {
+  std::string literal = "{";
+  for (const std::int32_t n : numbers) {
+    if (literal.size() > 1) literal += ',';
+    literal += std::to_string(n);
+  }
+  return literal + "}";
+}
 
 } // namespace
 
@@ -413,7 +436,8 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model,
 }
 
 std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vector<std::int64_t>& refs,
-                                             const std::string& code, int limit, const std::string& language) {
+                                             const std::string& code, int limit, const std::string& language,
+                                             double probe_share) {
   if (refs.empty() || code.empty()) return {};
   std::string bits = "x";  // bit varying's hex input
   bits.append(to_hex(code));
@@ -429,12 +453,31 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
     }
     return matches;
   };
-  // The refs' chunks (shared blobs counted again) against the store's.
+  // The refs' chunks (shared blobs counted again) against the store's, and the generation
+  // of the model's partitions.
   const Rows share = m_connection->exec(
       "SELECT (SELECT coalesce(sum(chunks), 0) FROM refs WHERE id = ANY($1::bigint[])), "
-      "(SELECT coalesce(max(chunks), 0) FROM model_stats WHERE model_id = $2)",
+      "(SELECT coalesce(max(chunks), 0) FROM model_stats WHERE model_id = $2), "
+      "(SELECT generation FROM code_partitions WHERE model_id = $2)",
       {Param::text(array_of(refs)), Param::text(std::to_string(model))});
-  if (language.empty() && 2 * number(share.at(0, 0)) >= number(share.at(0, 1))) {
+  const bool most = 2 * number(share.at(0, 0)) >= number(share.at(0, 1));
+  const std::string& generation = share.at(0, 2);
+  const CodePartitions* partitions = generation.empty() || probe_share >= 1.0 || !most || !language.empty()
+                                        ? nullptr
+                                        : this->partitions(model, number(generation));
+  if (partitions != nullptr) {
+    // Approximate: the refs' nearest codes may lie in a partition not read (recall measured
+    // in bench/README). Fewer than `limit` found, or partitions trained meanwhile: the
+    // exact statements below.
+    params.push_back(Param::text(std::to_string(2 * limit)));
+    params.push_back(Param::text(int_array(partitions_to_read(*partitions, code, probe_share))));
+    const Rows rows = m_connection->exec(k_nearest_of_partitions_sql, params);
+    if (rows.size() >= static_cast<std::size_t>(limit) && rows.rows[0][3] == generation) {
+      return matches_of(rows);
+    }
+    params.resize(6);
+  }
+  if (language.empty() && most) {
     // Exact when `limit` come back (every code of the refs nearer than the last one kept, or
     // as near and before it in key order, is among the store's nearest), or when the store's
     // nearest were all its codes.
@@ -448,6 +491,19 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
     params.pop_back();
   }
   return matches_of(m_connection->exec(k_nearest_sql, params));
+}
+
+const CodePartitions* Reader::partitions(std::int16_t model, std::int64_t generation) {
+  if (!m_partitions || m_partitions_model != model || m_partitions->generation != generation) {
+    auto read = read_partitions(*m_connection, model);
+    if (!read) {
+      m_partitions.reset();
+      return nullptr;
+    }
+    m_partitions = std::make_unique<CodePartitions>(std::move(*read));
+    m_partitions_model = model;
+  }
+  return m_partitions.get();
 }
 
 std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<ChunkKey>& keys) {

@@ -22,6 +22,7 @@
 namespace kasava::pgstore {
 
 class Connection;
+struct CodePartitions;
 
 /// One published ref.
 struct RefInfo {
@@ -135,9 +136,15 @@ public:
   /// narrowing them first (whose candidates a later, wider statement may score again).
   static constexpr std::int64_t k_narrowing_above = 20000;
   /// The `limit` chunks of the refs' snapshots nearest to `code` (bytes as stored) by Hamming
-  /// distance, nearest first; `language` non-empty: only files of that language.
+  /// distance, nearest first; `language` non-empty: only files of that language. When the
+  /// refs hold most of a partitioned store, among the codes of the partitions nearest `code`
+  /// that hold `probe_share` of the codes (partitions.hpp); 1 or more reads every code.
   std::vector<CodeMatch> nearest_codes(std::int16_t model, const std::vector<std::int64_t>& refs,
-                                       const std::string& code, int limit, const std::string& language);
+                                       const std::string& code, int limit, const std::string& language,
+                                       double probe_share = k_probe_share);
+  /// The share of a partitioned store's codes a search across most of it reads, nearest
+  /// partitions first (search.cpp gives the measurement).
+  static constexpr double k_probe_share = 1.0 / 4;
   /// The chunks' fields and stored vectors (empty for a chunk without one), in one statement:
   /// a search needs both of most candidates.
   std::vector<ChunkRow> chunks(std::int16_t model, const std::vector<ChunkKey>& keys);
@@ -166,7 +173,12 @@ public:
 
 private:
   explicit Reader(std::unique_ptr<Connection> connection);
+  /// The model's partitions when the store has them in `generation`, read again when not.
+  const CodePartitions* partitions(std::int16_t model, std::int64_t generation);
+
   std::unique_ptr<Connection> m_connection;
+  std::unique_ptr<CodePartitions> m_partitions;  // of m_partitions_model, as last read
+  std::int16_t m_partitions_model = 0;
 };
 
 /// Open readers kept for reuse by a long-running process (`kasava serve --store`): a request

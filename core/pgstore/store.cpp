@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/pgstore/connection.hpp"
+#include "core/pgstore/partitions.hpp"
 #include "core/util/compression.hpp"
 #include "core/util/hash.hpp"
 #include "core/util/json.hpp"
@@ -222,6 +223,28 @@ UPDATE refs f SET history_files = h.files, history_tokens = h.tokens
 UPDATE kasava_schema SET version = 5;
 )sql";
 
+// Version 6: a coarse partition of each model's codes (util/code_partitions.hpp), so that a
+// search across most of the store reads the codes of the partitions nearest its query, not
+// every code. `code_partitions` holds a model's centroids (back to back, `code_bytes` each),
+// each partition's size and how many codes there were when they were trained, and a
+// generation that a retraining increments (readers keep centroids by it);
+// `chunk_codes.partition` is the code's nearest centroid, -1 until its model is partitioned
+// (a search reads those always). The index keeps each partition's codes together for an
+// index-only scan.
+constexpr const char* k_schema_6 = R"sql(
+CREATE TABLE code_partitions(
+  model_id smallint PRIMARY KEY REFERENCES models(id),
+  generation bigint NOT NULL,
+  code_bytes integer NOT NULL,
+  centroids bytea NOT NULL,
+  sizes integer[] NOT NULL,
+  trained_codes bigint NOT NULL
+);
+ALTER TABLE chunk_codes ADD COLUMN partition integer NOT NULL DEFAULT -1;
+CREATE INDEX chunk_codes_partition ON chunk_codes(model_id, partition) INCLUDE (blob_id, ordinal, code);
+UPDATE kasava_schema SET version = 6;
+)sql";
+
 // File histories as file_history takes them, in arrays for unnest(): paths, subjects (zstd,
 // hex), terms and lengths; both a publish and the schema 5 upgrade write them.
 struct HistoryRows {
@@ -274,7 +297,8 @@ constexpr Step k_steps[] = {{k_schema_1},
                             {k_schema_2},
                             {k_schema_3},
                             {k_schema_4},
-                            {k_schema_5, fill_history_terms, k_schema_5_after}};
+                            {k_schema_5, fill_history_terms, k_schema_5_after},
+                            {k_schema_6}};
 static_assert(std::size(k_steps) == k_schema_version);
 
 // Text PostgreSQL accepts: valid UTF-8 without NUL bytes (invalid bytes and NULs become U+FFFD).
@@ -576,7 +600,18 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
       rows.finish();
     }
     {
-      CopyIn codes(c, "COPY chunk_codes(blob_id, model_id, ordinal, code) FROM STDIN (FORMAT binary)");
+      // Each code in its partition: the centroids cannot change meanwhile, since training
+      // waits for every publisher's k_collect_lock (partitions.hpp).
+      std::vector<const std::string*> written;
+      for (const BlobUpload& blob : blobs) {
+        if (mine.count(blob.blob_id) == 0) continue;
+        for (const ChunkUpload& chunk : blob.chunks) {
+          if (!chunk.code.empty()) written.push_back(&chunk.code);
+        }
+      }
+      const std::vector<std::int32_t> partitions = partitions_of(read_partitions(c, model_number), written);
+      std::size_t next = 0;
+      CopyIn codes(c, "COPY chunk_codes(blob_id, model_id, ordinal, code, partition) FROM STDIN (FORMAT binary)");
       for (const BlobUpload& blob : blobs) {
         if (mine.count(blob.blob_id) == 0) continue;
         const std::string id = *from_hex(blob.blob_id);
@@ -584,6 +619,7 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
           if (blob.chunks[i].code.empty()) continue;
           codes.value(id).int16(model_number).int32(static_cast<std::int32_t>(i));
           codes.value(binary_bits(blob.chunks[i].code));
+          codes.int32(partitions[next++]);
           codes.end_row();
         }
       }
@@ -606,6 +642,12 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
             Param::text(std::to_string(token_count))});
     return static_cast<std::int64_t>(mine.size());
   }, true);
+}
+
+std::int64_t Store::update_partitions(const std::string& model, std::int64_t min_codes) {
+  const Rows rows = m_connection->exec("SELECT id FROM models WHERE name = $1", {Param::text(clean_text(model))});
+  if (rows.size() == 0) return 0;
+  return train_partitions(*m_connection, static_cast<std::int16_t>(to_int(rows.at(0, 0))), min_codes);
 }
 
 SwapResult Store::swap_snapshot(const Snapshot& snapshot) {

@@ -29,14 +29,19 @@ class Connection;
 /// next publish of each ref sends again. 4: a chunk's terms a jsonb object of per-field
 /// counts (chunk_terms) instead of a tsvector, converted in place. 5: each file history's
 /// terms (history_terms) and length, and per ref its histories' number and tokens, computed
-/// from the stored histories when upgrading.
-inline constexpr int k_schema_version = 5;
+/// from the stored histories when upgrading. 6: each model's codes in partitions
+/// (code_partitions, chunk_codes.partition), none until a publish trains them.
+inline constexpr int k_schema_version = 6;
 
 /// The advisory lock between publishers and the collector of unreferenced blobs
 /// (maintenance.hpp): a publisher holds it shared from its presence check to its swap, so
 /// blobs it found present are still there when its snapshot starts referencing them; the
 /// collector takes it exclusively for its transaction.
 inline constexpr std::int64_t k_collect_lock = 0x6b61736176610002;
+
+/// Below this many codes of a model, a search reads them all (~40 ms or less): no partitions
+/// (partitions.hpp).
+inline constexpr std::int64_t k_partition_min_codes = 100'000;
 
 /// One chunk of a blob to publish: its metadata and text (for its terms), its binary code and
 /// its stored values (store::pack_values' bytes) when the index has a vector for it.
@@ -131,6 +136,10 @@ public:
   /// ref's row lock: readers see the old or the new one, concurrent publishers of the same
   /// ref follow each other. Every file's blob must be stored for the model.
   SwapResult swap_snapshot(const Snapshot& snapshot);
+  /// After a swap: trains the partitions of the model's codes when they are due
+  /// (train_partitions in partitions.hpp). Returns the codes partitioned, 0 when none.
+  /// `min_codes`: for tests (k_partition_min_codes).
+  std::int64_t update_partitions(const std::string& model, std::int64_t min_codes = k_partition_min_codes);
 
   StoreStatus status();
   /// The connection, for the maintenance queries (maintenance.hpp).

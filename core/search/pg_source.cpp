@@ -251,13 +251,14 @@ util::Result<std::vector<store::LexicalHit>> StoreSource::lexical_search(const Q
 }
 
 std::vector<store::CodeHit> StoreSource::nearest_codes(std::span<const std::uint8_t> code, int limit,
-                                                       const FileFilterSpec& filter, store::CodeScan) const {
+                                                       const FileFilterSpec& filter, store::CodeScan reads) const {
   State& s = *m_state;
   if (s.model_id == 0) return {};
   const int scan = filter.path_glob.empty() ? limit : limit * k_filtered_scan_factor;
   const auto near = s.reader.nearest_codes(s.model_id, s.ref_ids,
                                            std::string(reinterpret_cast<const char*>(code.data()), code.size()),
-                                           scan, filter.language);
+                                           scan, filter.language,
+                                           reads == store::CodeScan::every_code ? 1.0 : pgstore::Reader::k_probe_share);
   std::vector<pgstore::ChunkKey> keys;
   for (const auto& hit : near) keys.push_back(hit.key);
   s.load_holders(keys);

@@ -27,7 +27,8 @@ public:
   std::string model_mismatch_message(const std::string& stamp, const std::string& model) const override;
   util::Result<std::vector<store::LexicalHit>> lexical_search(const Query& query, const store::FieldWeights& weights,
                                                               int limit) const override;
-  /// The whole scan runs in PostgreSQL: `scan` does not apply.
+  /// The scan runs in PostgreSQL; across most of a partitioned store, nearest_partitions
+  /// reads the partitions nearest `code` (Reader::nearest_codes), every_code all of them.
   std::vector<store::CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
                                             const FileFilterSpec& filter, store::CodeScan scan) const override;
   std::vector<store::StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const override;

@@ -115,6 +115,9 @@ TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and da
   server.psql(database, "UPDATE refs SET history_tokens = history_tokens + 1");
   server.psql(database, "UPDATE chunks SET vector = '\\x0102'::bytea WHERE blob_id = decode('" + numbered_blob_id(2) +
                             "', 'hex') AND ordinal = 1");
+  // A code in a partition of a model that has none.
+  server.psql(database, "UPDATE chunk_codes SET partition = 7 WHERE blob_id = decode('" + numbered_blob_id(1) +
+                            "', 'hex') AND ordinal = 0");
 
   auto check = kasava::pgstore::check_store(*store);
   CHECK_FALSE(check.sound());
@@ -124,6 +127,7 @@ TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and da
   CHECK(check.model_stats_wrong == 0);
   CHECK(check.history_stats_wrong == 1);
   CHECK(check.damaged_blobs == 1);
+  CHECK(check.codes_astray == 1);
   CHECK(check.missing.empty());
 
   const auto repaired = kasava::pgstore::repair_store(*store);
@@ -131,7 +135,10 @@ TEST_CASE("pgstore maintenance: the check finds orphans, stale statistics and da
   CHECK(repaired.chunks_removed == 3);
   CHECK(repaired.texts_removed == 1);  // 3's; 2's text is still named by the snapshot
   CHECK(repaired.statistics_recomputed);
+  CHECK(repaired.codes_placed == 1);
   check = kasava::pgstore::check_store(*store);
+  CHECK(check.codes_astray == 0);
+  CHECK(count(database, "SELECT count(*) FROM chunk_codes WHERE partition <> -1") == 0);
   CHECK(check.term_stats_wrong == 0);
   CHECK(check.model_stats_wrong == 0);
   CHECK(check.history_stats_wrong == 0);

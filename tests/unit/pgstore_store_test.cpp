@@ -163,7 +163,7 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
               "VALUES (1, 'a.c', 'Parse requests\nParsing fix');"
               "INSERT INTO file_history(ref_id, path, subjects) "
               "SELECT 1, 'many/' || n, 'Retry ' || n FROM generate_series(1, 4500) n");
-  open_pg_store(server.uri(database));
+  REQUIRE(Store::create_schema_version(server.uri(database), 5));
   CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "5");
   int length = 0;
   const std::string terms = kasava::pgstore::history_terms("Parse requests\nParsing fix", length);
@@ -185,6 +185,15 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
         "4501 9004");
   CHECK(server.psql(database,
                     "SELECT count(*) FROM pg_indexes WHERE indexname = 'file_history_terms'") ==
+        "1");
+
+  // Version 6 gives the codes partitions: none until a publish trains them.
+  open_pg_store(server.uri(database));
+  CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "6");
+  CHECK(server.psql(database, "SELECT partition FROM chunk_codes") == "-1");
+  CHECK(server.psql(database, "SELECT count(*) FROM code_partitions") == "0");
+  CHECK(server.psql(database,
+                    "SELECT count(*) FROM pg_indexes WHERE indexname = 'chunk_codes_partition'") ==
         "1");
 }
 
