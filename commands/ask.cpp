@@ -285,7 +285,7 @@ std::vector<search::SearchHit> search_store(const AskCommandOptions& options, Co
   if (!opened) throw util::Failure(opened.error());
   pgstore::Reader& reader = **opened;
   return search_store(context, reader, choose_refs(reader, options.repositories, options.ref, "--repo", "--ref"),
-                      search_options);
+                      search_options, another_reader(ask_store(options)));
 }
 
 } // namespace

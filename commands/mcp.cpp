@@ -34,7 +34,7 @@ ExitStatus run_mcp(const McpCommandOptions& options, Context& context) {
   const std::string store = chosen_store(options.store);
   PreparedPlace place(context);
   KasavaTools local_tools(context, place);
-  StoreAccess access(store, 1);  // one client, one call at a time
+  StoreAccess access(store, 2);  // one client, one call at a time, its Hamming scan on the second
   StoreTools store_tools(context, access);
   if (!store.empty()) {  // a store that cannot be read fails now, not at the first call
     auto reader = access.readers.acquire();

@@ -387,7 +387,8 @@ mcp::ToolOutcome StoreTools::call(const std::string& name, const JsonValue& argu
         if (!repository.empty()) globs.push_back(repository);
         auto refs = choose_refs(*store, globs, ref, "repository", "ref", m_visible);
         return search_outcome(options.query,
-                              search_store(m_context, *store, std::move(refs), options));
+                              search_store(m_context, *store, std::move(refs), options,
+                                           pooled_reader(m_store.readers)));
       },
       [&](mcp::Arguments& args) { return read_store_file(*reader(), args, m_visible); },
       [&] { return store_status(*reader(), m_visible); });

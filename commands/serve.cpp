@@ -35,8 +35,9 @@ namespace {
 constexpr std::int64_t k_default_range_lines = 400;  ///< as read_file_range
 constexpr std::int64_t k_max_range_lines = 2000;
 constexpr auto k_drain = std::chrono::seconds(5);
-// Idle shared-store connections kept for the next requests (more may be open while in use).
-constexpr std::size_t k_kept_store_connections = 8;
+// Idle shared-store connections kept for the next requests (more may be open while in use);
+// a search holds two, its Hamming scan running on the second.
+constexpr std::size_t k_kept_store_connections = 16;
 
 /// host and port of --listen: "127.0.0.1:7700", "[::1]:7700", "localhost:7700".
 std::pair<std::string, std::uint16_t> parse_listen(const std::string& listen) {
@@ -234,7 +235,8 @@ public:
     }
     try {
       return {200, results_json(request.query,
-                                search_store(m_context, **store, std::move(refs), options))};
+                                search_store(m_context, **store, std::move(refs), options,
+                                             pooled_reader(m_store.readers)))};
     } catch (const util::Failure& e) {
       return error_reply(503, std::string("the store cannot be searched: ") + e.what());
     }

@@ -94,10 +94,28 @@ util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& vi
       {"store", reader.where()}, {"repositories", repositories}, {"refs", util::JsonValue(std::move(refs))}};
 }
 
+search::StoreSource::OpenReader another_reader(const std::string& conninfo) {
+  return [conninfo]() -> std::shared_ptr<pgstore::Reader> {
+    auto opened = pgstore::Reader::open(conninfo);
+    if (!opened) return nullptr;
+    return std::move(opened).value();
+  };
+}
+
+search::StoreSource::OpenReader pooled_reader(pgstore::ReaderPool& pool) {
+  return [&pool]() -> std::shared_ptr<pgstore::Reader> {
+    auto acquired = pool.acquire();
+    if (!acquired) return nullptr;
+    auto lease = std::make_shared<pgstore::ReaderPool::Lease>(std::move(acquired).value());
+    return std::shared_ptr<pgstore::Reader>(lease, &**lease);
+  };
+}
+
 std::vector<search::SearchHit> search_store(Context& context, pgstore::Reader& reader,
                                             std::vector<pgstore::RefInfo> refs,
-                                            const search::SearchOptions& options) {
-  const search::StoreSource source(reader, std::move(refs));
+                                            const search::SearchOptions& options,
+                                            search::StoreSource::OpenReader another) {
+  const search::StoreSource source(reader, std::move(refs), std::move(another));
   embed::Embedder* embedder = options.mode == search::Mode::lexical ? nullptr : &context.embedder();
   return search::search(source, options, embedder).value_or_throw();
 }

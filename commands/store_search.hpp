@@ -50,9 +50,17 @@ pgstore::RefInfo choose_file_ref(pgstore::Reader& reader, const std::string& rep
 /// published_at}]}.
 util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& visible = nullptr);
 
-/// The search of `options` over `refs` of the store `reader` reads.
+/// The search of `options` over `refs` of the store `reader` reads; with `another`, the
+/// Hamming scan runs on another reader while `reader` runs the lexical side.
 std::vector<search::SearchHit> search_store(Context& context, pgstore::Reader& reader,
                                             std::vector<pgstore::RefInfo> refs,
-                                            const search::SearchOptions& options);
+                                            const search::SearchOptions& options,
+                                            search::StoreSource::OpenReader another = {});
+
+/// Another reader of `conninfo` for search_store, nullptr when it cannot connect.
+search::StoreSource::OpenReader another_reader(const std::string& conninfo);
+/// A reader of `pool` for search_store, nullptr when none can be had; back in the pool when
+/// released.
+search::StoreSource::OpenReader pooled_reader(pgstore::ReaderPool& pool);
 
 } // namespace kasava::commands

@@ -144,7 +144,7 @@ public:
                                        double probe_share = k_probe_share);
   /// The share of a partitioned store's codes a search across most of it reads, nearest
   /// partitions first (search.cpp gives the measurement).
-  static constexpr double k_probe_share = 1.0 / 4;
+  static constexpr double k_probe_share = 1.0 / 8;
   /// The chunks' fields and stored vectors (empty for a chunk without one), in one statement:
   /// a search needs both of most candidates.
   std::vector<ChunkRow> chunks(std::int16_t model, const std::vector<ChunkKey>& keys);

@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "core/store/vectors.hpp"
@@ -96,8 +98,21 @@ struct StoreSource::State {
   std::map<std::string, std::vector<pgstore::Holder>> holders;  // by blob, refs' order
   util::StemCache stems;
 
-  State(pgstore::Reader& r, std::vector<pgstore::RefInfo> chosen)
-      : reader(r), refs(std::move(chosen)) {
+  // The Hamming scan started on another reader (start_nearest_codes): its arguments, and its
+  // matches once `scan` has joined, or none when it failed.
+  OpenReader another;
+  struct Started {
+    std::string code;
+    int limit = 0;
+    std::string language;
+    double share = 0.0;
+    std::optional<std::vector<pgstore::CodeMatch>> matches;
+    std::thread scan;
+  };
+  std::unique_ptr<Started> started;
+
+  State(pgstore::Reader& r, std::vector<pgstore::RefInfo> chosen, OpenReader other)
+      : reader(r), refs(std::move(chosen)), another(std::move(other)) {
     for (std::size_t i = 0; i < refs.size(); ++i) {
       ref_ids.push_back(refs[i].id);
       ref_order.emplace(refs[i].id, i);
@@ -165,9 +180,12 @@ struct StoreSource::State {
   }
 };
 
-StoreSource::StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs)
-    : m_state(std::make_unique<State>(reader, std::move(refs))) {}
-StoreSource::~StoreSource() = default;
+StoreSource::StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs, OpenReader another)
+    : m_state(std::make_unique<State>(reader, std::move(refs), std::move(another))) {}
+
+StoreSource::~StoreSource() {
+  if (m_state->started && m_state->started->scan.joinable()) m_state->started->scan.join();
+}
 
 std::string StoreSource::model_stamp() const {
   return m_state->refs.empty() ? std::string() : m_state->refs.front().model;
@@ -250,15 +268,58 @@ util::Result<std::vector<store::LexicalHit>> StoreSource::lexical_search(const Q
   return hits;
 }
 
+namespace {
+
+// What Reader::nearest_codes is asked for a Source::nearest_codes call.
+double probe_share(store::CodeScan reads) {
+  return reads == store::CodeScan::every_code ? 1.0 : pgstore::Reader::k_probe_share;
+}
+int codes_asked(int limit, const FileFilterSpec& filter) {
+  return filter.path_glob.empty() ? limit : limit * k_filtered_scan_factor;
+}
+
+} // namespace
+
+void StoreSource::start_nearest_codes(std::span<const std::uint8_t> code, int limit, const FileFilterSpec& filter,
+                                      store::CodeScan reads) const {
+  State& s = *m_state;
+  if (!s.another || s.started || s.model_id == 0) return;
+  auto started = std::make_unique<State::Started>();
+  started->code.assign(reinterpret_cast<const char*>(code.data()), code.size());
+  started->limit = codes_asked(limit, filter);
+  started->language = filter.language;
+  started->share = probe_share(reads);
+  State::Started& scan = *started;
+  started->scan = std::thread([&scan, another = s.another, model = s.model_id, refs = s.ref_ids] {
+    try {
+      if (const auto reader = another()) {
+        scan.matches = reader->nearest_codes(model, refs, scan.code, scan.limit, scan.language, scan.share);
+      }
+    } catch (...) {
+      // Run again on the search's own reader, whose error, if any, is the search's.
+    }
+  });
+  s.started = std::move(started);
+}
+
 std::vector<store::CodeHit> StoreSource::nearest_codes(std::span<const std::uint8_t> code, int limit,
                                                        const FileFilterSpec& filter, store::CodeScan reads) const {
   State& s = *m_state;
   if (s.model_id == 0) return {};
-  const int scan = filter.path_glob.empty() ? limit : limit * k_filtered_scan_factor;
-  const auto near = s.reader.nearest_codes(s.model_id, s.ref_ids,
-                                           std::string(reinterpret_cast<const char*>(code.data()), code.size()),
-                                           scan, filter.language,
-                                           reads == store::CodeScan::every_code ? 1.0 : pgstore::Reader::k_probe_share);
+  const int scan = codes_asked(limit, filter);
+  std::string wanted(reinterpret_cast<const char*>(code.data()), code.size());
+  std::optional<std::vector<pgstore::CodeMatch>> found;
+  if (s.started) {
+    if (s.started->scan.joinable()) s.started->scan.join();
+    if (s.started->code == wanted && s.started->limit == scan && s.started->language == filter.language &&
+        s.started->share == probe_share(reads)) {
+      found = std::move(s.started->matches);
+    }
+    s.started.reset();
+  }
+  const auto near = found ? std::move(*found)
+                          : s.reader.nearest_codes(s.model_id, s.ref_ids, wanted, scan, filter.language,
+                                                   probe_share(reads));
   std::vector<pgstore::ChunkKey> keys;
   for (const auto& hit : near) keys.push_back(hit.key);
   s.load_holders(keys);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,8 +19,14 @@ namespace kasava::search {
 
 class StoreSource final : public Source {
 public:
-  /// Searches `refs` (all of one model, `model`) of the store `reader` reads.
-  StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs);
+  /// Another reader of the same store, or nullptr when none can be had. Called on another
+  /// thread.
+  using OpenReader = std::function<std::shared_ptr<pgstore::Reader>()>;
+
+  /// Searches `refs` (all of one model, `model`) of the store `reader` reads. With
+  /// `another`, start_nearest_codes runs the Hamming scan on another reader, on a thread of
+  /// its own, while `reader` runs the lexical statements.
+  StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs, OpenReader another = {});
   ~StoreSource() override;
 
   std::string model_stamp() const override;
@@ -31,6 +38,11 @@ public:
   /// reads the partitions nearest `code` (Reader::nearest_codes), every_code all of them.
   std::vector<store::CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
                                             const FileFilterSpec& filter, store::CodeScan scan) const override;
+  /// With another reader: the scan started on it. nearest_codes with the same arguments
+  /// takes its result; when it failed (another reader could not be had, or its statement
+  /// failed), nearest_codes runs it on `reader`.
+  void start_nearest_codes(std::span<const std::uint8_t> code, int limit, const FileFilterSpec& filter,
+                           store::CodeScan scan) const override;
   std::vector<store::StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const override;
   std::vector<store::ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
                                                store::Store::Detail detail) const override;

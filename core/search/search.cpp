@@ -209,16 +209,19 @@ util::Result<std::vector<float>> embed_query(embed::Embedder& embedder, const Qu
 
 // The semantic side: the Hamming scan's nearest chunks, rescored by cosine against their
 // 4-bit values; hybrid keeps the best k_semantic_candidates of them.
+// How many codes the semantic side reads, and which (see add_semantic).
+int codes_scanned(const Plan& plan) { return std::max(k_rescore_candidates, plan.options.limit * 3); }
+// Hybrid reads the nearest partitions of a partitioned index: its top 10 on the kernel was
+// the full scan's for 20 of 20 kernel questions and 98.4% of bench/run.py's 50 general ones.
+// Semantic mode, which ranks by the codes alone, lost more there (98% and 91.2% at a quarter
+// of the codes, 96.8% at half): it reads them all.
+store::CodeScan codes_read(const Plan& plan) {
+  return plan.mode == Mode::semantic ? store::CodeScan::every_code : store::CodeScan::nearest_partitions;
+}
+
 void add_semantic(const Plan& plan, const std::vector<float>& query_vector, Candidates& candidates) {
   const auto code = store::binary_code(query_vector);
-  const int scan = std::max(k_rescore_candidates, plan.options.limit * 3);
-  // Hybrid reads the nearest partitions of a partitioned index: its top 10 on the kernel was
-  // the full scan's for 20 of 20 kernel questions and 98.4% of bench/run.py's 50 general
-  // ones. Semantic mode, which ranks by the codes alone, lost more there (98% and 91.2%
-  // at a quarter of the codes, 96.8% at half): it reads them all.
-  const auto near = plan.store.nearest_codes(
-      code, scan, plan.filter,
-      plan.mode == Mode::semantic ? store::CodeScan::every_code : store::CodeScan::nearest_partitions);
+  const auto near = plan.store.nearest_codes(code, codes_scanned(plan), plan.filter, codes_read(plan));
   std::vector<std::int64_t> ids;
   ids.reserve(near.size());
   for (const auto& hit : near) ids.push_back(hit.chunk_id);
@@ -508,6 +511,19 @@ util::Result<std::vector<SearchHit>> search(const Source& store, const SearchOpt
   plan.filtered = !plan.filter.empty();
   Candidates candidates;
 
+  // The query's vector first, so that a source whose Hamming scan runs on a server can
+  // start it while the lexical side runs; the candidates are still added lexical first.
+  std::vector<float> query_vector;
+  if (plan.mode != Mode::lexical) {
+    auto embedded = embed_query(*embedder, query);
+    if (!embedded) return embedded.error();
+    query_vector = std::move(embedded).value();
+    if (query_vector.empty() && plan.mode == Mode::semantic) return std::vector<SearchHit>{};
+    if (!query_vector.empty()) {
+      store.start_nearest_codes(store::binary_code(query_vector), codes_scanned(plan), plan.filter,
+                                codes_read(plan));
+    }
+  }
   bool lexical_full = false;
   if (plan.mode != Mode::semantic) {
     if (!query.has_terms() && plan.mode == Mode::lexical) return std::vector<SearchHit>{};
@@ -515,13 +531,8 @@ util::Result<std::vector<SearchHit>> search(const Source& store, const SearchOpt
     if (!full) return full.error();
     lexical_full = *full;
   }
-  std::vector<float> query_vector;
   if (plan.mode != Mode::lexical) {
-    auto embedded = embed_query(*embedder, query);
-    if (!embedded) return embedded.error();
-    query_vector = std::move(embedded).value();
     if (query_vector.empty()) {
-      if (plan.mode == Mode::semantic) return std::vector<SearchHit>{};
       plan.mode = Mode::lexical;
     } else {
       add_semantic(plan, query_vector, candidates);

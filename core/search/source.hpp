@@ -53,6 +53,10 @@ public:
   virtual std::vector<store::CodeHit> nearest_codes(std::span<const std::uint8_t> code, int limit,
                                                     const FileFilterSpec& filter,
                                                     store::CodeScan scan) const = 0;
+  /// Told the nearest_codes call to come before the lexical side runs: a source whose scan
+  /// runs elsewhere (a server) may start it meanwhile. The default does nothing.
+  virtual void start_nearest_codes(std::span<const std::uint8_t> /*code*/, int /*limit*/,
+                                   const FileFilterSpec& /*filter*/, store::CodeScan /*scan*/) const {}
   virtual std::vector<store::StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const = 0;
   virtual std::vector<store::ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
                                                        store::Store::Detail detail) const = 0;

@@ -204,3 +204,69 @@ TEST_CASE(
   // The ref's histories, as BM25's collection: one file, four tokens.
   CHECK(server.psql(database, "SELECT history_files || ' ' || history_tokens FROM refs") == "1 4");
 }
+
+TEST_CASE("search::StoreSource runs a started Hamming scan on another reader, or on its own when it cannot",
+          "[pgstore]") {
+  auto& server = test_support::PostgresServer::shared();
+  const std::string uri = server.uri(server.create_database("pg_source_started"));
+  {
+    auto shared = std::move(pgstore::Store::open(uri).value());
+    std::vector<pgstore::BlobUpload> blobs;
+    pgstore::Snapshot snapshot{"acme/app", "main", "", "builtin", {}, {}};
+    int n = 0;
+    for (const File& file : corpus()) {
+      pgstore::BlobUpload blob{file.blob, "python", "text", {}};
+      for (const auto& chunk : file.chunks) {
+        ++n;
+        blob.chunks.push_back(pgstore::ChunkUpload{chunk, std::string{static_cast<char>(n * 37), static_cast<char>(n * 11)},
+                                                   std::string(12, '\x01')});
+      }
+      blobs.push_back(blob);
+      snapshot.files.push_back({file.path, file.blob, "python"});
+    }
+    shared->put_blobs(blobs, "builtin");
+    shared->swap_snapshot(snapshot);
+  }
+  auto reader = std::move(pgstore::Reader::open(uri).value());
+  const std::vector<std::uint8_t> code = {0x25, 0x0b};
+  const search::FileFilterSpec everything;
+  const auto places_of = [](const std::vector<store::CodeHit>& hits) {
+    std::vector<std::pair<std::int64_t, int>> result;
+    for (const auto& hit : hits) result.emplace_back(hit.chunk_id, hit.distance);
+    return result;
+  };
+  const search::StoreSource alone(*reader, reader->refs());
+  const auto expected = places_of(alone.nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions));
+  REQUIRE(expected.size() == 3);
+
+  int opened = 0;
+  const search::StoreSource two(*reader, reader->refs(), [&]() -> std::shared_ptr<pgstore::Reader> {
+    ++opened;
+    return std::move(pgstore::Reader::open(uri).value());
+  });
+  two.start_nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions);
+  CHECK(places_of(two.nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions)) == expected);
+  CHECK(opened == 1);
+  // Asked for something else than was started: run on its own reader.
+  const auto more = two.nearest_codes(code, 5, everything, store::CodeScan::nearest_partitions);
+  CHECK(more.size() == 5);
+  CHECK(opened == 1);
+
+  // No other reader to be had: the scan runs on the source's own.
+  const search::StoreSource none(*reader, reader->refs(), [&]() -> std::shared_ptr<pgstore::Reader> {
+    ++opened;
+    return nullptr;
+  });
+  none.start_nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions);
+  CHECK(places_of(none.nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions)) == expected);
+  CHECK(opened == 2);
+  // Started and never taken (a search that failed on its lexical side): joined on destruction.
+  {
+    const search::StoreSource dropped(*reader, reader->refs(), [&]() -> std::shared_ptr<pgstore::Reader> {
+      ++opened;
+      return std::move(pgstore::Reader::open(uri).value());
+    });
+    dropped.start_nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions);
+  }
+  CHECK(opened == 3);
+}
