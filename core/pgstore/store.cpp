@@ -751,8 +751,8 @@ StoreStatus Store::status() {
   const Rows counts = c.exec(
       "SELECT (SELECT count(*) FROM blobs), (SELECT count(*) FROM chunks), "
       "(SELECT sum(pg_total_relation_size(to_regclass(t))) FROM unnest(ARRAY['models', 'repositories', "
-      "'refs', 'snapshot_files', 'blob_texts', 'blobs', 'chunks', 'file_history', 'term_stats', "
-      "'model_stats', 'kasava_schema']) t)");
+      "'refs', 'snapshot_files', 'blob_texts', 'blobs', 'chunks', 'chunk_codes', 'code_partitions', "
+      "'file_history', 'term_stats', 'model_stats', 'kasava_schema']) t)");
   status.unique_blobs = to_int(counts.at(0, 0));
   status.chunks = to_int(counts.at(0, 1));
   status.bytes = to_int(counts.at(0, 2));

@@ -37,7 +37,10 @@ std::string porter_stem(std::string_view token) {
 
 const std::string& StemCache::stem(std::string_view token) {
   auto found = m_stems.find(token);
-  if (found == m_stems.end()) found = m_stems.emplace(std::string(token), porter_stem(token)).first;
+  if (found == m_stems.end()) {
+    if (m_stems.size() >= k_most_tokens) m_stems.clear();
+    found = m_stems.emplace(std::string(token), porter_stem(token)).first;
+  }
   return found->second;
 }
 

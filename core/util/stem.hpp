@@ -18,11 +18,16 @@ namespace kasava::util {
 std::string porter_stem(std::string_view token);
 
 /// porter_stem with each distinct token stemmed once, for stemming much text whose words
-/// repeat (a publish's chunks and commit subjects, a search's candidate paths). Keeps every
-/// token it saw: one per task, not per process. Not thread-safe.
+/// repeat (a publish's chunks and commit subjects, a search's candidate paths). Keeps up to
+/// k_most_tokens tokens, then starts again: a tree's distinct tokens grow with it (the Linux
+/// kernel has 4.1 million, which kept whole took ~400 MB per publishing connection). Not
+/// thread-safe; the reference is valid until the next call.
 class StemCache {
 public:
+  static constexpr std::size_t k_most_tokens = 100'000;
+
   const std::string& stem(std::string_view token);
+  std::size_t size() const { return m_stems.size(); }
 
 private:
   struct Hash {

@@ -1,6 +1,8 @@
 // Unit tests for core/util/stem.cpp: the Porter stems both sides of a shared store use.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core/util/stem.hpp"
 
 using kasava::util::porter_stem;
@@ -35,4 +37,19 @@ TEST_CASE("util::StemCache stems as porter_stem does, each token once") {
   const std::string* first = &stems.stem("connections");
   CHECK(&stems.stem(std::string("connections")) == first);
   CHECK(*first == "connect");
+}
+
+TEST_CASE("util::StemCache keeps at most k_most_tokens tokens and still stems each as porter_stem does") {
+  kasava::util::StemCache stems;
+  const std::size_t most = kasava::util::StemCache::k_most_tokens;
+  std::size_t largest = 0;
+  for (std::size_t i = 0; i < most + most / 2; ++i) {
+    const std::string token = "parsing" + std::to_string(i) + "s";
+    const std::string& stem = stems.stem(token);
+    if (i % 9973 == 0) CHECK(stem == porter_stem(token));
+    largest = std::max(largest, stems.size());
+  }
+  CHECK(largest == most);
+  CHECK(stems.size() == most / 2);  // started again when full
+  CHECK(stems.stem("connections") == "connect");
 }
