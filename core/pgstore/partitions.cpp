@@ -127,7 +127,7 @@ std::int64_t train_partitions(Connection& connection, std::int16_t model_number,
   const Rows counted = connection.exec(
       "SELECT (SELECT count(*) FROM chunk_codes WHERE model_id = $1), "
       "(SELECT trained_codes FROM code_partitions WHERE model_id = $1), "
-      "(SELECT length(code) FROM chunk_codes WHERE model_id = $1 LIMIT 1)",
+      "(SELECT length(code) FROM chunk_codes WHERE model_id = $1 GROUP BY 1 ORDER BY count(*) DESC LIMIT 1)",
       {Param::text(model)});
   const std::int64_t total = to_int(counted.at(0, 0));
   const std::int64_t trained = to_int(counted.at(0, 1));

@@ -19,9 +19,10 @@ namespace kasava::pgstore {
 namespace {
 
 // A PostgreSQL array literal of numbers; text elements: text_array (connection.hpp).
-std::string array_of(const std::vector<std::int64_t>& numbers) {
+template <typename Number>
+std::string array_of(const std::vector<Number>& numbers) {
   std::string literal = "{";
-  for (const std::int64_t n : numbers) {
+  for (const Number n : numbers) {
     if (literal.size() > 1) literal += ',';
     literal += std::to_string(n);
   }
@@ -145,15 +146,6 @@ WHERE blob_id IN (SELECT blob_id FROM snapshot_files WHERE ref_id = ANY($2::bigi
 ORDER BY d, blob_id, ordinal
 LIMIT $5
 )sql";
-
-std::string int_array(const std::vector<std::int32_t>& numbers) {
-  std::string literal = "{";
-  for (const std::int32_t n : numbers) {
-    if (literal.size() > 1) literal += ',';
-    literal += std::to_string(n);
-  }
-  return literal + "}";
-}
 
 } // namespace
 
@@ -470,7 +462,7 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
     // in bench/README). Fewer than `limit` found, or partitions trained meanwhile: the
     // exact statements below.
     params.push_back(Param::text(std::to_string(2 * limit)));
-    params.push_back(Param::text(int_array(partitions_to_read(*partitions, code, probe_share))));
+    params.push_back(Param::text(array_of(partitions_to_read(*partitions, code, probe_share))));
     const Rows rows = m_connection->exec(k_nearest_of_partitions_sql, params);
     if (rows.size() >= static_cast<std::size_t>(limit) && rows.rows[0][3] == generation) {
       return matches_of(rows);
