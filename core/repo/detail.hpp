@@ -7,7 +7,9 @@
 #include <string_view>
 #include <system_error>
 
+#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/repo/git_handles.hpp"
 #include "core/repo/source.hpp"
@@ -23,6 +25,25 @@ inline FileStat file_stat_of(const struct stat& info) {
   return FileStat{static_cast<std::int64_t>(info.st_mtim.tv_sec) * k_ns + info.st_mtim.tv_nsec,
                   static_cast<std::int64_t>(info.st_ctim.tv_sec) * k_ns + info.st_ctim.tv_nsec,
                   static_cast<std::uint64_t>(info.st_ino)};
+}
+
+/// Gives `each` every entry of the open folder `fd` but ".", "..", ".git" and ".kasava"
+/// (its name and d_type), read with getdents64 into `buffer` (32 KiB or so): opendir() would
+/// add an fstat per folder. Stops at the end or at an error, keeping what was read, as
+/// readdir does.
+template <typename Each>
+void for_each_folder_entry(int fd, char* buffer, std::size_t size, Each&& each) {
+  for (;;) {
+    const ssize_t filled = ::getdents64(fd, buffer, size);
+    if (filled <= 0) return;
+    for (ssize_t at = 0; at < filled;) {
+      const auto* item = reinterpret_cast<const dirent64*>(buffer + at);
+      at += item->d_reclen;
+      const std::string_view name = item->d_name;
+      if (name == "." || name == ".." || name == ".git" || name == ".kasava") continue;
+      each(*item, name);
+    }
+  }
 }
 
 /// A system error's message in our style (lower-case first letter).

@@ -146,34 +146,26 @@ private:
     const Descriptor fd(folder.empty() ? ::dup(root)
                                        : ::openat(root, folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (fd.get() < 0) return;
-    for (;;) {
-      const ssize_t filled = ::getdents64(fd.get(), buffer.data(), buffer.size());
-      if (filled <= 0) break;  // the end, or an error: keep what was read, like readdir
-      for (ssize_t at = 0; at < filled;) {
-        const auto* item = reinterpret_cast<const dirent64*>(buffer.data() + at);
-        at += item->d_reclen;
-        const std::string_view name = item->d_name;
-        if (name == "." || name == ".." || name == ".git" || name == ".kasava") continue;
-        const unsigned char type = item->d_type;
-        if (type == DT_DIR) {
-          subfolders.push_back(path_in(folder, name));
-          continue;
-        }
-        // fifos, sockets and devices are not files to index; DT_UNKNOWN (file systems
-        // without d_type) is decided by the lstat.
-        if (type != DT_REG && type != DT_LNK && type != DT_UNKNOWN) continue;
-        struct stat info {};
-        if (::fstatat(fd.get(), item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (S_ISDIR(info.st_mode)) {
-          if (type == DT_UNKNOWN) subfolders.push_back(path_in(folder, name));
-          continue;
-        }
-        SourceEntry entry;
-        if (!describe(info, entry)) continue;
-        entry.path = path_in(folder, name);
-        entries.push_back(std::move(entry));
+    for_each_folder_entry(fd.get(), buffer.data(), buffer.size(), [&](const dirent64& item, std::string_view name) {
+      const unsigned char type = item.d_type;
+      if (type == DT_DIR) {
+        subfolders.push_back(path_in(folder, name));
+        return;
       }
-    }
+      // fifos, sockets and devices are not files to index; DT_UNKNOWN (file systems without
+      // d_type) is decided by the lstat.
+      if (type != DT_REG && type != DT_LNK && type != DT_UNKNOWN) return;
+      struct stat info {};
+      if (::fstatat(fd.get(), item.d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) return;
+      if (S_ISDIR(info.st_mode)) {
+        if (type == DT_UNKNOWN) subfolders.push_back(path_in(folder, name));
+        return;
+      }
+      SourceEntry entry;
+      if (!describe(info, entry)) return;
+      entry.path = path_in(folder, name);
+      entries.push_back(std::move(entry));
+    });
   }
 
   static std::string path_in(const std::string& folder, std::string_view name) {

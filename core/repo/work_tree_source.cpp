@@ -418,26 +418,18 @@ private:
     std::vector<Child> children;
     std::string names;
     {
-      // getdents64 straight into a buffer: opendir() would add an fstat per folder, and on a
-      // machine where a system call costs microseconds, 1,000 folders make that measurable.
+      // getdents64 straight into a buffer (for_each_folder_entry): on a machine where a system
+      // call costs microseconds, opendir's fstat per folder is measurable for 1,000 folders.
       const std::string path = m_prefix + relative;
       const int fd =
           ::openat(m_root_fd >= 0 ? m_root_fd : AT_FDCWD, path.empty() ? "." : path.c_str(),
                    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (fd < 0) return;  // unreadable or vanished: git skips it too
-      for (;;) {
-        const ssize_t filled = ::getdents64(fd, m_buffer.data(), m_buffer.size());
-        if (filled <= 0) break;  // the end, or an error: keep what was read, like readdir
-        for (ssize_t at = 0; at < filled;) {
-          const auto* item = reinterpret_cast<const dirent64*>(m_buffer.data() + at);
-          at += item->d_reclen;
-          const std::string_view name = item->d_name;
-          if (name == "." || name == ".." || name == ".git" || name == ".kasava") continue;
-          children.push_back(Child{static_cast<std::uint32_t>(names.size()),
-                                   static_cast<std::uint32_t>(name.size()), item->d_type});
-          names += name;
-        }
-      }
+      for_each_folder_entry(fd, m_buffer.data(), m_buffer.size(), [&](const dirent64& item, std::string_view name) {
+        children.push_back(Child{static_cast<std::uint32_t>(names.size()),
+                                 static_cast<std::uint32_t>(name.size()), item.d_type});
+        names += name;
+      });
       ::close(fd);
     }
     // Whether every entry is a tracked file or a folder with tracked files (or one that is
