@@ -388,7 +388,7 @@ mcp::ToolOutcome StoreTools::call(const std::string& name, const JsonValue& argu
         auto refs = choose_refs(*store, globs, ref, "repository", "ref", m_visible);
         return search_outcome(options.query,
                               search_store(m_context, *store, std::move(refs), options,
-                                           pooled_reader(m_store.readers)));
+                                           pooled_reader(m_store.readers, true)));
       },
       [&](mcp::Arguments& args) { return read_store_file(*reader(), args, m_visible); },
       [&] { return store_status(*reader(), m_visible); });

@@ -36,7 +36,7 @@ constexpr std::int64_t k_default_range_lines = 400;  ///< as read_file_range
 constexpr std::int64_t k_max_range_lines = 2000;
 constexpr auto k_drain = std::chrono::seconds(5);
 // Idle shared-store connections kept for the next requests (more may be open while in use);
-// a search holds two, its Hamming scan running on the second.
+// a search takes a second one for its Hamming scan when one is idle, and never opens one.
 constexpr std::size_t k_kept_store_connections = 16;
 
 /// host and port of --listen: "127.0.0.1:7700", "[::1]:7700", "localhost:7700".
@@ -236,7 +236,7 @@ public:
     try {
       return {200, results_json(request.query,
                                 search_store(m_context, **store, std::move(refs), options,
-                                             pooled_reader(m_store.readers)))};
+                                             pooled_reader(m_store.readers, false)))};
     } catch (const util::Failure& e) {
       return error_reply(503, std::string("the store cannot be searched: ") + e.what());
     }

@@ -102,12 +102,15 @@ search::StoreSource::OpenReader another_reader(const std::string& conninfo) {
   };
 }
 
-search::StoreSource::OpenReader pooled_reader(pgstore::ReaderPool& pool) {
-  return [&pool]() -> std::shared_ptr<pgstore::Reader> {
-    auto acquired = pool.acquire();
-    if (!acquired) return nullptr;
-    auto lease = std::make_shared<pgstore::ReaderPool::Lease>(std::move(acquired).value());
-    return std::shared_ptr<pgstore::Reader>(lease, &**lease);
+search::StoreSource::OpenReader pooled_reader(pgstore::ReaderPool& pool, bool may_connect) {
+  return [&pool, may_connect]() -> std::shared_ptr<pgstore::Reader> {
+    std::optional<pgstore::ReaderPool::Lease> lease = pool.acquire_idle();
+    if (!lease && may_connect) {
+      if (auto opened = pool.acquire()) lease.emplace(std::move(opened).value());
+    }
+    if (!lease) return nullptr;
+    auto kept = std::make_shared<pgstore::ReaderPool::Lease>(std::move(*lease));
+    return std::shared_ptr<pgstore::Reader>(kept, &**kept);
   };
 }
 

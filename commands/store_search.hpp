@@ -60,7 +60,8 @@ std::vector<search::SearchHit> search_store(Context& context, pgstore::Reader& r
 /// Another reader of `conninfo` for search_store, nullptr when it cannot connect.
 search::StoreSource::OpenReader another_reader(const std::string& conninfo);
 /// A reader of `pool` for search_store, nullptr when none can be had; back in the pool when
-/// released.
-search::StoreSource::OpenReader pooled_reader(pgstore::ReaderPool& pool);
+/// released. Without `may_connect`, only an idle one: a server under load then opens no
+/// second connection per search (PostgreSQL's max_connections is 100 by default).
+search::StoreSource::OpenReader pooled_reader(pgstore::ReaderPool& pool, bool may_connect);
 
 } // namespace kasava::commands

@@ -171,17 +171,21 @@ ReaderPool::Lease::~Lease() {
   if (m_reader) m_pool->give_back(std::move(m_reader));
 }
 
-util::Result<ReaderPool::Lease> ReaderPool::acquire() {
+std::optional<ReaderPool::Lease> ReaderPool::acquire_idle() {
   for (;;) {
     std::unique_ptr<Reader> reader;
     {
       const std::lock_guard<std::mutex> lock(m_mutex);
-      if (m_idle.empty()) break;
+      if (m_idle.empty()) return std::nullopt;
       reader = std::move(m_idle.back());
       m_idle.pop_back();
     }
     if (reader->answers()) return Lease(*this, std::move(reader));
   }
+}
+
+util::Result<ReaderPool::Lease> ReaderPool::acquire() {
+  if (auto idle = acquire_idle()) return std::move(*idle);
   auto opened = Reader::open(m_conninfo);
   if (!opened) return opened.error();
   return Lease(*this, std::move(opened).value());

@@ -212,6 +212,8 @@ public:
 
   /// An idle reader that still answers, else a new one (Reader::open's error when that fails).
   util::Result<Lease> acquire();
+  /// An idle reader that still answers, else none: never connects.
+  std::optional<Lease> acquire_idle();
 
 private:
   void give_back(std::unique_ptr<Reader> reader);

@@ -7,6 +7,8 @@
 #include <memory>
 #include <limits>
 #include <random>
+#include <thread>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -167,4 +169,49 @@ TEST_CASE("pgstore: the store's nearest codes, then the refs' among them, are th
       }
     }
   }
+}
+
+TEST_CASE("pgstore::ReaderPool keeps idle readers, hands out only ones that answer, and acquire_idle never connects",
+          "[pgstore]") {
+  PostgresServer& server = PostgresServer::shared();
+  const std::string database = server.create_database("pool");
+  open_pg_store(server.uri(database));  // the schema
+  kasava::pgstore::ReaderPool pool(server.uri(database), 1);
+  // The other sessions of the database, once it has that many: a closed connection's backend
+  // takes a moment to leave pg_stat_activity.
+  const auto connections = [&](const std::string& expected) {
+    std::string count;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      count = server.psql(database, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                    "AND pid <> pg_backend_pid()");
+      if (count == expected) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return count;
+  };
+  CHECK_FALSE(pool.acquire_idle().has_value());  // none idle, none opened
+  CHECK(connections("0") == "0");
+  {
+    auto first = pool.acquire();
+    REQUIRE(first);
+    auto second = pool.acquire();
+    REQUIRE(second);
+    CHECK(connections("2") == "2");
+    CHECK_FALSE(pool.acquire_idle().has_value());  // both in use
+  }
+  CHECK(connections("1") == "1");  // one kept, the other closed
+  {
+    auto idle = pool.acquire_idle();
+    REQUIRE(idle.has_value());
+    CHECK((*idle)->refs().empty());  // it answers: an empty store has no refs
+    CHECK_FALSE(pool.acquire_idle().has_value());
+  }
+  // The server ends the kept connection: it is not handed out again.
+  server.psql(database, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                        "AND pid <> pg_backend_pid()");
+  CHECK(connections("0") == "0");
+  CHECK_FALSE(pool.acquire_idle().has_value());
+  auto fresh = pool.acquire();
+  REQUIRE(fresh);
+  CHECK((*fresh)->refs().empty());
 }
