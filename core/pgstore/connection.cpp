@@ -459,6 +459,14 @@ std::int64_t CopyIn::finish() {
   return rows;
 }
 
+std::int64_t to_int(const std::string& text) {
+  try {
+    return text.empty() ? 0 : std::stoll(text);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 std::string binary_bits(std::string_view bytes) {
   std::string out;
   out.reserve(4 + bytes.size());

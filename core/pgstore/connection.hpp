@@ -152,5 +152,7 @@ std::string decode_bytea(std::string_view text);
 /// Lower-case hex of bytes, and back (nullopt when `hex` is not hex of whole bytes).
 std::string to_hex(std::string_view bytes);
 std::optional<std::string> from_hex(std::string_view hex);
+/// A number as PostgreSQL prints it; 0 for "" (NULL) or anything else that is not one.
+std::int64_t to_int(const std::string& text);
 
 } // namespace kasava::pgstore

@@ -10,14 +10,6 @@ namespace kasava::pgstore {
 
 namespace {
 
-std::int64_t to_int(const std::string& text) {
-  try {
-    return text.empty() ? 0 : std::stoll(text);
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 Param lock_param() { return Param::text(std::to_string(k_collect_lock)); }
 
 // A set of (blob, model) rows: hex ids and model numbers, each comma-separated.

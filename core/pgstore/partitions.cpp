@@ -18,14 +18,6 @@ constexpr std::size_t k_training_codes_per_partition = 32;
 // Codes read (and updated) per statement while training: ~2.5 MB of text a page.
 constexpr int k_training_page = 20'000;
 
-std::int64_t to_int(const std::string& text) {
-  try {
-    return text.empty() ? 0 : std::stoll(text);
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 // Every code of the model that is `bits` long, in key order, a page at a time: `f` gets the
 // page's blob ids (hex), ordinals and codes (raw bytes). The page starts after the last key
 // in the primary key's own column order, so that each page is a range of its index (a

@@ -29,14 +29,6 @@ std::string array_of(const std::vector<Number>& numbers) {
   return literal + "}";
 }
 
-std::int64_t number(const std::string& text) {
-  try {
-    return text.empty() ? 0 : std::stoll(text);
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 // The candidates of a lexical search: the chunks of the refs' snapshots that hold all the terms
 // of one of `subsets` (GIN, `?&`; with `from_refs`, among the refs' chunks read by blob), or
 // any term when there are no subsets (`?|`); each term's
@@ -207,7 +199,7 @@ util::Result<std::unique_ptr<Reader>> Reader::open(const std::string& conninfo) 
       return util::Error{"store at " + c.where() +
                          ": no kasava store in this database: publish to it first with `kasava index --store`"};
     }
-    const int version = static_cast<int>(number(c.exec("SELECT max(version) FROM kasava_schema").at(0, 0)));
+    const int version = static_cast<int>(to_int(c.exec("SELECT max(version) FROM kasava_schema").at(0, 0)));
     if (version > k_schema_version) {
       return util::Error{"store at " + c.where() + ": its schema is version " + std::to_string(version) +
                          ", newer than this kasava's (" + std::to_string(k_schema_version) +
@@ -239,13 +231,13 @@ std::vector<RefInfo> Reader::refs() {
       "WHERE f.published_at IS NOT NULL ORDER BY r.name, f.published_at DESC, f.name");
   std::vector<RefInfo> refs;
   for (const auto& row : rows.rows)
-    refs.push_back(RefInfo{number(row[0]), row[1], row[2], row[3], row[4], number(row[5])});
+    refs.push_back(RefInfo{to_int(row[0]), row[1], row[2], row[3], row[4], to_int(row[5])});
   return refs;
 }
 
 std::int16_t Reader::model_id(const std::string& model) {
   const Rows rows = m_connection->exec("SELECT id FROM models WHERE name = $1", {Param::text(model)});
-  return rows.size() == 0 ? 0 : static_cast<std::int16_t>(number(rows.at(0, 0)));
+  return rows.size() == 0 ? 0 : static_cast<std::int16_t>(to_int(rows.at(0, 0)));
 }
 
 TermStatistics Reader::term_statistics(std::int16_t model, const std::vector<std::string>& terms) {
@@ -253,14 +245,14 @@ TermStatistics Reader::term_statistics(std::int16_t model, const std::vector<std
   const Rows totals = m_connection->exec("SELECT chunks, tokens FROM model_stats WHERE model_id = $1",
                                          {Param::text(std::to_string(model))});
   if (totals.size() > 0) {
-    statistics.chunks = number(totals.at(0, 0));
-    statistics.tokens = number(totals.at(0, 1));
+    statistics.chunks = to_int(totals.at(0, 0));
+    statistics.tokens = to_int(totals.at(0, 1));
   }
   const Rows rows = m_connection->exec(
       "SELECT coalesce(s.chunks, 0) FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n) "
       "LEFT JOIN term_stats s ON s.model_id = $1 AND s.term = t.term ORDER BY t.n",
       {Param::text(std::to_string(model)), Param::text(text_array(terms))});
-  for (const auto& row : rows.rows) statistics.document_frequency.push_back(number(row[0]));
+  for (const auto& row : rows.rows) statistics.document_frequency.push_back(to_int(row[0]));
   return statistics;
 }
 
@@ -382,9 +374,9 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model,
     Round round;
     round.matches.reserve(rows.size());
     for (const auto& row : rows.rows) {
-      TermMatch match{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2])), {}};
+      TermMatch match{ChunkKey{row[0], static_cast<int>(to_int(row[1]))}, static_cast<int>(to_int(row[2])), {}};
       for (std::size_t i = 0; i < terms.size() && 3 + i < row.size(); ++i) {
-        const std::int64_t packed = number(row[3 + i]);
+        const std::int64_t packed = to_int(row[3 + i]);
         if (packed == 0) continue;
         match.terms.emplace_back(terms[i], std::array<int, 4>{static_cast<int>((packed >> 21) & 127),
                                                               static_cast<int>((packed >> 14) & 127),
@@ -410,7 +402,7 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model,
     const Rows held = m_connection->exec(
         "SELECT coalesce(sum(chunks), 0) FROM refs WHERE id = ANY($1::bigint[])",
         {Param::text(array_of(refs))});
-    refs_chunks = number(held.at(0, 0));
+    refs_chunks = to_int(held.at(0, 0));
     holding_any = std::min(holding_any, refs_chunks);
   }
   if (holding_any <= narrowing_above || present.size() < 2 || present.size() > k_most_narrowed_terms) {
@@ -445,7 +437,7 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
     matches.reserve(rows.size());
     for (const auto& row : rows.rows) {
       matches.push_back(
-          CodeMatch{ChunkKey{row[0], static_cast<int>(number(row[1]))}, static_cast<int>(number(row[2]))});
+          CodeMatch{ChunkKey{row[0], static_cast<int>(to_int(row[1]))}, static_cast<int>(to_int(row[2]))});
     }
     return matches;
   };
@@ -456,11 +448,11 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
       "(SELECT coalesce(max(chunks), 0) FROM model_stats WHERE model_id = $2), "
       "(SELECT generation FROM code_partitions WHERE model_id = $2)",
       {Param::text(array_of(refs)), Param::text(std::to_string(model))});
-  const bool most = 2 * number(share.at(0, 0)) >= number(share.at(0, 1));
+  const bool most = 2 * to_int(share.at(0, 0)) >= to_int(share.at(0, 1));
   const std::string& generation = share.at(0, 2);
   const CodePartitions* partitions = generation.empty() || probe_share >= 1.0 || !most || !language.empty()
                                         ? nullptr
-                                        : this->partitions(model, number(generation));
+                                        : this->partitions(model, to_int(generation));
   if (partitions != nullptr) {
     // Approximate: the refs' nearest codes may lie in a partition not read (recall measured
     // in bench/README). Fewer than `limit` found, or partitions trained meanwhile: the
@@ -480,7 +472,7 @@ std::vector<CodeMatch> Reader::nearest_codes(std::int16_t model, const std::vect
     const int nearest_of_all = 2 * limit;
     params.push_back(Param::text(std::to_string(nearest_of_all)));
     const Rows rows = m_connection->exec(k_nearest_of_all_sql, params);
-    const bool whole_store = rows.size() > 0 && number(rows.rows[0][3]) < nearest_of_all;
+    const bool whole_store = rows.size() > 0 && to_int(rows.rows[0][3]) < nearest_of_all;
     if (rows.size() >= static_cast<std::size_t>(limit) || whole_store) {
       return matches_of(rows);
     }
@@ -520,14 +512,14 @@ std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<Chunk
   result.reserve(rows.size());
   for (const auto& row : rows.rows) {
     ChunkRow chunk;
-    chunk.key = ChunkKey{row[0], static_cast<int>(number(row[1]))};
+    chunk.key = ChunkKey{row[0], static_cast<int>(to_int(row[1]))};
     chunk.chunk.kind = row[2];
     chunk.chunk.symbol = row[3];
     chunk.chunk.parent = row[4];
     chunk.chunk.signature = row[5];
     chunk.chunk.doc = row[6];
-    chunk.chunk.start_line = static_cast<int>(number(row[7]));
-    chunk.chunk.end_line = static_cast<int>(number(row[8]));
+    chunk.chunk.start_line = static_cast<int>(to_int(row[7]));
+    chunk.chunk.end_line = static_cast<int>(to_int(row[8]));
     chunk.vector = from_hex(row[9]).value_or("");
     result.push_back(std::move(chunk));
   }
@@ -543,7 +535,7 @@ std::vector<Holder> Reader::holders(const std::vector<std::int64_t>& refs, const
       {Param::text(array_of(refs)), Param::text(text_array(blobs))});
   std::vector<Holder> holders;
   holders.reserve(rows.size());
-  for (const auto& row : rows.rows) holders.push_back(Holder{row[0], number(row[1]), row[2], row[3]});
+  for (const auto& row : rows.rows) holders.push_back(Holder{row[0], to_int(row[1]), row[2], row[3]});
   return holders;
 }
 
@@ -556,7 +548,7 @@ std::vector<std::pair<std::string, std::string>> Reader::texts(const std::vector
   std::vector<std::pair<std::string, std::string>> texts;
   for (const auto& row : rows.rows) {
     const auto compressed = from_hex(row[2]);
-    auto text = compressed ? util::decompress(*compressed, static_cast<std::size_t>(number(row[1])))
+    auto text = compressed ? util::decompress(*compressed, static_cast<std::size_t>(to_int(row[1])))
                            : util::Result<std::string>(util::Error{"not hex"});
     if (!text) {
       throw util::Failure("store at " + where() + ": the text of blob " + row[0] + " is damaged: " +
@@ -647,15 +639,15 @@ HistoryMatches Reader::match_history(const std::vector<std::int64_t>& refs, std:
   const std::size_t files_column = 3 + distinct.size();
   for (const auto& row : rows.rows) {
     if (matches.best.empty()) {
-      matches.files = number(row[files_column]);
-      matches.tokens = number(row[files_column + 1]);
+      matches.files = to_int(row[files_column]);
+      matches.tokens = to_int(row[files_column + 1]);
       for (const std::size_t term : asked) {
-        matches.document_frequency.push_back(number(row[files_column + 2 + term]));
+        matches.document_frequency.push_back(to_int(row[files_column + 2 + term]));
       }
     }
-    HistoryMatch match{number(row[0]), row[1], static_cast<int>(number(row[2])), {}};
+    HistoryMatch match{to_int(row[0]), row[1], static_cast<int>(to_int(row[2])), {}};
     for (const std::size_t term : asked)
-      match.frequency.push_back(static_cast<int>(number(row[3 + term])));
+      match.frequency.push_back(static_cast<int>(to_int(row[3 + term])));
     matches.best.push_back(std::move(match));
   }
   return matches;

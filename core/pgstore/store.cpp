@@ -313,14 +313,6 @@ std::string clean_text(std::string_view text) {
   return out;
 }
 
-std::int64_t to_int(const std::string& text) {
-  try {
-    return text.empty() ? 0 : std::stoll(text);
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 // The schema version of the connected database, 0 when it has none.
 int schema_version(Connection& connection) {
   // A scan of the catalog with the statement's snapshot, not to_regclass(): after waiting for
