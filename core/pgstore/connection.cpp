@@ -5,6 +5,7 @@
 
 #include <libpq-fe.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -506,20 +507,22 @@ std::string to_hex(std::string_view bytes) {
 }
 
 std::optional<std::string> from_hex(std::string_view hex) {
+  // A table, not branches: a search decodes every candidate's vector (a tenth of its CPU).
+  static constexpr auto k_values = [] {
+    std::array<signed char, 256> values{};
+    values.fill(-1);
+    for (int c = '0'; c <= '9'; ++c) values[static_cast<std::size_t>(c)] = static_cast<signed char>(c - '0');
+    for (int c = 'a'; c <= 'f'; ++c) values[static_cast<std::size_t>(c)] = static_cast<signed char>(c - 'a' + 10);
+    for (int c = 'A'; c <= 'F'; ++c) values[static_cast<std::size_t>(c)] = static_cast<signed char>(c - 'A' + 10);
+    return values;
+  }();
   if (hex.size() % 2 != 0) return std::nullopt;
-  const auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string bytes;
-  bytes.reserve(hex.size() / 2);
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    const int high = digit(hex[i]);
-    const int low = digit(hex[i + 1]);
-    if (high < 0 || low < 0) return std::nullopt;
-    bytes += static_cast<char>(high * 16 + low);
+  std::string bytes(hex.size() / 2, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const int high = k_values[static_cast<unsigned char>(hex[2 * i])];
+    const int low = k_values[static_cast<unsigned char>(hex[2 * i + 1])];
+    if ((high | low) < 0) return std::nullopt;
+    bytes[i] = static_cast<char>(high << 4 | low);
   }
   return bytes;
 }

@@ -194,8 +194,15 @@ util::Result<std::unique_ptr<Reader>> Reader::open(const std::string& conninfo) 
   if (!connection) return connection.error();
   Connection& c = **connection;
   try {
-    const Rows exists = c.exec("SELECT to_regclass('kasava_schema') IS NOT NULL");
-    if (exists.at(0, 0) != "t") {
+    // A search's statements are short: compiling one with LLVM (70 ms for the Hamming scan of
+    // 561,000 codes) costs more than it saves. And the tables a search reads by key are the
+    // cached kind: at the default random_page_cost (4) the planner read all 561,000 codes to
+    // keep one repository's 5,100 (97 ms) rather than look them up by blob (16 ms). Set in
+    // the statement that looks for the schema: a round trip is a tenth of a small search.
+    const Rows exists = c.exec(
+        "SELECT set_config('jit', 'off', false), set_config('random_page_cost', '1.1', false), "
+        "to_regclass('kasava_schema') IS NOT NULL");
+    if (exists.at(0, 2) != "t") {
       return util::Error{"store at " + c.where() +
                          ": no kasava store in this database: publish to it first with `kasava index --store`"};
     }
@@ -210,12 +217,6 @@ util::Result<std::unique_ptr<Reader>> Reader::open(const std::string& conninfo) 
                          ", older than this kasava's (" + std::to_string(k_schema_version) +
                          "): publish to it once with this kasava (`kasava index --store`), which upgrades it"};
     }
-    // A search's statements are short: compiling one with LLVM (70 ms for the Hamming scan of
-    // 561,000 codes) costs more than it saves. And the tables a search reads by key are the
-    // cached kind: at the default random_page_cost (4) the planner read all 561,000 codes to
-    // keep one repository's 5,100 (97 ms) rather than look them up by blob (16 ms).
-    c.exec("SET jit = off");
-    c.exec("SET random_page_cost = 1.1");
   } catch (const util::Failure& error) {
     return util::Error{error.what()};
   }
@@ -224,14 +225,15 @@ util::Result<std::unique_ptr<Reader>> Reader::open(const std::string& conninfo) 
 
 std::vector<RefInfo> Reader::refs() {
   const Rows rows = m_connection->exec(
-      "SELECT f.id, r.name, f.name, coalesce(m.name, ''), "
+      "SELECT f.id, r.name, f.name, coalesce(m.name, ''), coalesce(f.model_id, 0), "
       "to_char(f.published_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
       "f.history_files FROM refs f JOIN repositories r ON r.id = f.repository_id "
       "LEFT JOIN models m ON m.id = f.model_id "
       "WHERE f.published_at IS NOT NULL ORDER BY r.name, f.published_at DESC, f.name");
   std::vector<RefInfo> refs;
   for (const auto& row : rows.rows)
-    refs.push_back(RefInfo{to_int(row[0]), row[1], row[2], row[3], row[4], to_int(row[5])});
+    refs.push_back(RefInfo{to_int(row[0]), row[1], row[2], row[3], static_cast<std::int16_t>(to_int(row[4])),
+                           row[5], to_int(row[6])});
   return refs;
 }
 
@@ -240,19 +242,23 @@ std::int16_t Reader::model_id(const std::string& model) {
   return rows.size() == 0 ? 0 : static_cast<std::int16_t>(to_int(rows.at(0, 0)));
 }
 
-TermStatistics Reader::term_statistics(std::int16_t model, const std::vector<std::string>& terms) {
+TermStatistics Reader::term_statistics(std::int16_t model, const std::vector<std::int64_t>& refs,
+                                       const std::vector<std::string>& terms) {
   TermStatistics statistics;
-  const Rows totals = m_connection->exec("SELECT chunks, tokens FROM model_stats WHERE model_id = $1",
-                                         {Param::text(std::to_string(model))});
-  if (totals.size() > 0) {
-    statistics.chunks = to_int(totals.at(0, 0));
-    statistics.tokens = to_int(totals.at(0, 1));
-  }
   const Rows rows = m_connection->exec(
-      "SELECT coalesce(s.chunks, 0) FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n) "
-      "LEFT JOIN term_stats s ON s.model_id = $1 AND s.term = t.term ORDER BY t.n",
-      {Param::text(std::to_string(model)), Param::text(text_array(terms))});
-  for (const auto& row : rows.rows) statistics.document_frequency.push_back(to_int(row[0]));
+      "SELECT coalesce(s.chunks, 0), coalesce(m.chunks, 0), coalesce(m.tokens, 0), r.chunks "
+      "FROM unnest($2::text[]) WITH ORDINALITY AS t(term, n) "
+      "LEFT JOIN term_stats s ON s.model_id = $1 AND s.term = t.term "
+      "LEFT JOIN model_stats m ON m.model_id = $1 "
+      "CROSS JOIN (SELECT coalesce(sum(chunks), 0) AS chunks FROM refs WHERE id = ANY($3::bigint[])) r "
+      "ORDER BY t.n",
+      {Param::text(std::to_string(model)), Param::text(text_array(terms)), Param::text(array_of(refs))});
+  for (const auto& row : rows.rows) {
+    statistics.document_frequency.push_back(to_int(row[0]));
+    statistics.chunks = to_int(row[1]);
+    statistics.tokens = to_int(row[2]);
+    statistics.refs_chunks = to_int(row[3]);
+  }
   return statistics;
 }
 
@@ -353,7 +359,8 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model,
     std::vector<TermMatch> matches;
     double threshold = 0.0;  ///< the last score when `limit` came back, else 0 (anything may enter)
   };
-  std::int64_t refs_chunks = std::numeric_limits<std::int64_t>::max();  // read when narrowing
+  // The refs' chunks (blobs shared by refs counted again) bound the matches as well.
+  const std::int64_t refs_chunks = statistics.refs_chunks;
   const auto run = [&](const std::vector<std::vector<std::size_t>>& subsets) {
     // The chunks holding all terms of a set are at most its rarest term's in the store.
     std::int64_t through_index = 0;
@@ -397,14 +404,7 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model,
   // term of a set whose bounds add up to it, so the chunks holding such a set are the last
   // statement, and its best `limit` are the best of all (MaxScore's reasoning, by sets of
   // terms). Ties at the threshold are kept: the sets' bounds may equal it.
-  if (holding_any > narrowing_above && present.size() >= 2 && present.size() <= k_most_narrowed_terms) {
-    // The refs' chunks (blobs shared by refs counted again) bound the matches as well.
-    const Rows held = m_connection->exec(
-        "SELECT coalesce(sum(chunks), 0) FROM refs WHERE id = ANY($1::bigint[])",
-        {Param::text(array_of(refs))});
-    refs_chunks = to_int(held.at(0, 0));
-    holding_any = std::min(holding_any, refs_chunks);
-  }
+  holding_any = std::min(holding_any, refs_chunks);
   if (holding_any <= narrowing_above || present.size() < 2 || present.size() > k_most_narrowed_terms) {
     return run({}).matches;
   }

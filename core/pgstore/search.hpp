@@ -30,6 +30,7 @@ struct RefInfo {
   std::string repository;
   std::string ref;
   std::string model;
+  std::int16_t model_id = 0;  ///< the model's id in the store; 0 when it has none
   std::string published_at;  ///< ISO 8601 UTC, sortable
   std::int64_t history_files = 0;  ///< files with a history
 };
@@ -58,6 +59,7 @@ struct TermStatistics {
   std::int64_t chunks = 0;
   std::int64_t tokens = 0;
   std::vector<std::int64_t> document_frequency;  ///< per term asked, in order
+  std::int64_t refs_chunks = 0;  ///< the chunks of the refs asked about (shared blobs counted again)
 };
 
 /// A file (ref, path) whose history holds some of a query's terms: its length in tokens and
@@ -120,10 +122,12 @@ public:
   std::vector<RefInfo> refs();
   /// The model's id in the store; 0 when it has none.
   std::int16_t model_id(const std::string& model);
-  TermStatistics term_statistics(std::int16_t model, const std::vector<std::string>& terms);
+  /// The model's totals, each term's document frequency and the refs' chunks, in one statement.
+  TermStatistics term_statistics(std::int16_t model, const std::vector<std::int64_t>& refs,
+                                 const std::vector<std::string>& terms);
   /// Chunks of the refs' snapshots holding any of `terms` (stemmed, each once), at most
   /// `limit`, the best first by a BM25 of their fields with these weights (symbol and parent,
-  /// signature, doc, body) and the statistics term_statistics gave for these terms. When more
+  /// signature, doc, body) and the statistics term_statistics gave for these refs and terms. When more
   /// than `narrowing_above` chunks may hold a term, the same best are found among the chunks
   /// holding most of the terms first (search.cpp says how).
   std::vector<TermMatch> match_terms(std::int16_t model, const std::vector<std::int64_t>& refs,

@@ -98,18 +98,33 @@ struct StoreSource::State {
   std::map<std::string, std::vector<pgstore::Holder>> holders;  // by blob, refs' order
   util::StemCache stems;
 
-  // The Hamming scan started on another reader (start_nearest_codes): its arguments, and its
-  // matches once `scan` has joined, or none when it failed.
+  // The Hamming scan started on another reader (start_nearest_codes), then the history
+  // search if one was asked for first: their arguments, and their results once `scan` has
+  // joined, or none when they failed.
   OpenReader another;
+  struct HistoryAsked {
+    std::vector<std::string> terms;
+    int limit = 0;
+    std::int64_t files = 0;  // the refs' histories
+  };
+  std::optional<HistoryAsked> history_asked;  // by start_history_search, for the next start
   struct Started {
     std::string code;
     int limit = 0;
     std::string language;
     double share = 0.0;
+    std::optional<HistoryAsked> history_asked;
     std::optional<std::vector<pgstore::CodeMatch>> matches;
+    std::optional<pgstore::HistoryMatches> history;
     std::thread scan;
   };
   std::unique_ptr<Started> started;
+
+  // The started searches, finished: their results may be taken.
+  Started* finished() {
+    if (started && started->scan.joinable()) started->scan.join();
+    return started.get();
+  }
 
   State(pgstore::Reader& r, std::vector<pgstore::RefInfo> chosen, OpenReader other)
       : reader(r), refs(std::move(chosen)), another(std::move(other)) {
@@ -117,7 +132,7 @@ struct StoreSource::State {
       ref_ids.push_back(refs[i].id);
       ref_order.emplace(refs[i].id, i);
     }
-    if (!refs.empty()) model_id = reader.model_id(refs.front().model);
+    if (!refs.empty()) model_id = refs.front().model_id;
   }
 
   // The chunks' fields and vectors read so far in this search: hybrid search asks for the
@@ -209,7 +224,7 @@ util::Result<std::vector<store::LexicalHit>> StoreSource::lexical_search(const Q
   const std::vector<std::string> phrases = stemmed_terms(query);
   const std::vector<std::string> unique = unique_of(phrases);
   if (unique.empty() || s.model_id == 0) return std::vector<store::LexicalHit>{};
-  const pgstore::TermStatistics statistics = s.reader.term_statistics(s.model_id, unique);
+  const pgstore::TermStatistics statistics = s.reader.term_statistics(s.model_id, s.ref_ids, unique);
   const auto matches = s.reader.match_terms(s.model_id, s.ref_ids, unique, statistics,
                                             {weights.symbol, weights.doc, weights.doc, weights.body}, limit);
   if (matches.empty()) return std::vector<store::LexicalHit>{};
@@ -289,17 +304,30 @@ void StoreSource::start_nearest_codes(std::span<const std::uint8_t> code, int li
   started->limit = codes_asked(limit, filter);
   started->language = filter.language;
   started->share = probe_share(reads);
+  started->history_asked = std::move(s.history_asked);
+  s.history_asked.reset();
   State::Started& scan = *started;
   started->scan = std::thread([&scan, another = s.another, model = s.model_id, refs = s.ref_ids] {
     try {
       if (const auto reader = another()) {
         scan.matches = reader->nearest_codes(model, refs, scan.code, scan.limit, scan.language, scan.share);
+        if (const auto& asked = scan.history_asked) {
+          scan.history = reader->match_history(refs, asked->files, asked->terms, asked->limit);
+        }
       }
     } catch (...) {
       // Run again on the search's own reader, whose error, if any, is the search's.
     }
   });
   s.started = std::move(started);
+}
+
+void StoreSource::start_history_search(const Query& query, int limit) const {
+  State& s = *m_state;
+  if (!s.another || s.started) return;
+  std::int64_t files = 0;
+  for (const pgstore::RefInfo& ref : s.refs) files += ref.history_files;
+  s.history_asked = State::HistoryAsked{stemmed_terms(query), limit, files};
 }
 
 std::vector<store::CodeHit> StoreSource::nearest_codes(std::span<const std::uint8_t> code, int limit,
@@ -309,13 +337,12 @@ std::vector<store::CodeHit> StoreSource::nearest_codes(std::span<const std::uint
   const int scan = codes_asked(limit, filter);
   std::string wanted(reinterpret_cast<const char*>(code.data()), code.size());
   std::optional<std::vector<pgstore::CodeMatch>> found;
-  if (s.started) {
-    if (s.started->scan.joinable()) s.started->scan.join();
-    if (s.started->code == wanted && s.started->limit == scan && s.started->language == filter.language &&
-        s.started->share == probe_share(reads)) {
-      found = std::move(s.started->matches);
+  if (State::Started* started = s.finished()) {
+    if (started->code == wanted && started->limit == scan && started->language == filter.language &&
+        started->share == probe_share(reads)) {
+      found = std::move(started->matches);
     }
-    s.started.reset();
+    started->matches.reset();  // taken once; the history may still be to take
   }
   const auto near = found ? std::move(*found)
                           : s.reader.nearest_codes(s.model_id, s.ref_ids, wanted, scan, filter.language,
@@ -423,8 +450,17 @@ util::Result<std::vector<store::HistoryHit>> StoreSource::history_search(const Q
   State& s = *m_state;
   std::int64_t histories = 0;
   for (const pgstore::RefInfo& ref : s.refs) histories += ref.history_files;
+  const std::vector<std::string> terms = stemmed_terms(query);
+  std::optional<pgstore::HistoryMatches> found;
+  if (State::Started* started = s.finished()) {
+    const auto& asked = started->history_asked;
+    if (asked && asked->terms == terms && asked->limit == limit && asked->files == histories) {
+      found = std::move(started->history);
+    }
+    started->history.reset();
+  }
   const pgstore::HistoryMatches matches =
-      s.reader.match_history(s.ref_ids, histories, stemmed_terms(query), limit);
+      found ? std::move(*found) : s.reader.match_history(s.ref_ids, histories, terms, limit);
   const double files = static_cast<double>(matches.files);
   const double average = std::max(static_cast<double>(matches.tokens) / std::max(files, 1.0), 1.0);
   std::vector<store::HistoryHit> hits;

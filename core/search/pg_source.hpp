@@ -24,8 +24,9 @@ public:
   using OpenReader = std::function<std::shared_ptr<pgstore::Reader>()>;
 
   /// Searches `refs` (all of one model, `model`) of the store `reader` reads. With
-  /// `another`, start_nearest_codes runs the Hamming scan on another reader, on a thread of
-  /// its own, while `reader` runs the lexical statements.
+  /// `another`, start_nearest_codes runs the Hamming scan (and the history search, when
+  /// asked) on another reader, on a thread of its own, while `reader` runs the lexical
+  /// statements.
   StoreSource(pgstore::Reader& reader, std::vector<pgstore::RefInfo> refs, OpenReader another = {});
   ~StoreSource() override;
 
@@ -43,6 +44,10 @@ public:
   /// failed), nearest_codes runs it on `reader`.
   void start_nearest_codes(std::span<const std::uint8_t> code, int limit, const FileFilterSpec& filter,
                            store::CodeScan scan) const override;
+  /// With another reader: the scan started next runs this search after it, on the same
+  /// reader; history_search with the same query and limit takes its result, or runs it on
+  /// `reader` when it failed.
+  void start_history_search(const Query& query, int limit) const override;
   std::vector<store::StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const override;
   std::vector<store::ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
                                                store::Store::Detail detail) const override;

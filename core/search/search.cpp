@@ -520,6 +520,9 @@ util::Result<std::vector<SearchHit>> search(const Source& store, const SearchOpt
     query_vector = std::move(embedded).value();
     if (query_vector.empty() && plan.mode == Mode::semantic) return std::vector<SearchHit>{};
     if (!query_vector.empty()) {
+      // The hybrid blend asks for the files' histories (blend): on a server, that search
+      // runs after the scan, beside the lexical side too.
+      if (plan.mode == Mode::hybrid && query.has_terms()) store.start_history_search(query, k_history_hits);
       store.start_nearest_codes(store::binary_code(query_vector), codes_scanned(plan), plan.filter,
                                 codes_read(plan));
     }

@@ -57,6 +57,10 @@ public:
   /// runs elsewhere (a server) may start it meanwhile. The default does nothing.
   virtual void start_nearest_codes(std::span<const std::uint8_t> /*code*/, int /*limit*/,
                                    const FileFilterSpec& /*filter*/, store::CodeScan /*scan*/) const {}
+  /// Told, before start_nearest_codes, that history_search will be asked about `query`: a
+  /// source that starts the scan elsewhere may run this search there after it. The default
+  /// does nothing.
+  virtual void start_history_search(const Query& /*query*/, int /*limit*/) const {}
   virtual std::vector<store::StoredVector> vectors_by_id(const std::vector<std::int64_t>& ids, int dims) const = 0;
   virtual std::vector<store::ChunkRecord> chunks_by_id(const std::vector<std::int64_t>& ids,
                                                        store::Store::Detail detail) const = 0;

@@ -112,7 +112,7 @@ TEST_CASE("pgstore: the chunks holding most terms, narrowed to, give the best ch
         if (std::find(terms.begin(), terms.end(), stem) == terms.end()) terms.push_back(stem);
       }
       if (query % 7 == 0) terms.push_back("absent");  // a term no chunk holds
-      const auto statistics = reader.term_statistics(model, terms);
+      const auto statistics = reader.term_statistics(model, ref_ids, terms);
       for (const int limit : {5, 20, 80}) {
         INFO("terms " << terms.size() << ", limit " << limit << ", refs " << ref_ids.size());
         const auto plain = reader.match_terms(model, ref_ids, terms, statistics, {10, 3, 3, 1}, limit,
