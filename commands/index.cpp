@@ -14,6 +14,7 @@
 #include "core/remote/embedder.hpp"
 #include "core/repo/source.hpp"
 #include "core/util/json.hpp"
+#include "core/util/parallel.hpp"
 #include "core/util/strings.hpp"
 
 namespace kasava::commands {
@@ -215,6 +216,32 @@ SetupHooks index_setup(const IndexCommandOptions& options) {
   return hooks;
 }
 
+// After a first index (or a rebuild): merges the full-text index into one segment
+// (Store::optimize) and meanwhile, on a second connection, does the reading work of what
+// finish_index_run would do next when it is due: counting the common terms (update_term_docs)
+// and training the codes' partitions (update_partitions). On the Linux kernel the merge takes
+// 6.5 s on one core, the count 4.5 s and the training 2.5 s on two. The merge changes no row
+// the second connection reads, so what it found holds after the merge.
+void merge_index(store::Store& store) {
+  const std::optional<store::Store::TermDocsRefill> terms_due = store.term_docs_refill_due();
+  const std::optional<std::int64_t> partitions_due = store.partitions_due();
+  std::optional<std::vector<std::pair<std::string, std::int64_t>>> counted;
+  std::shared_ptr<const store::PartitionPlan> trained;
+  util::run_threads(terms_due || partitions_due ? 2 : 1, [&](unsigned thread) {
+    if (thread == 0) return store.optimize();
+    try {
+      auto other = store::Store::open(store.path(), store::OpenMode::read_write);
+      if (!other) return;
+      if (terms_due) counted = (*other)->count_common_terms(terms_due->min_docs);
+      if (partitions_due) trained = (*other)->plan_partitions(*partitions_due);
+    } catch (const std::exception&) {
+      // finish_index_run does what is missing on this connection.
+    }
+  });
+  if (terms_due && counted) store.refill_term_docs(*terms_due, *counted);
+  if (trained) store.update_partitions(trained);
+}
+
 ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepared& prepared) {
   repo::Source& source = *prepared.source;
   const std::string& index_path = prepared.target.index_path;
@@ -235,7 +262,7 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepa
     store->set_meta("revision", options.revision);
   }
   // A first index (or a rebuild) leaves many small FTS segments: merge them once.
-  if (summary->unchanged == 0 && summary->parsed > 0) store->optimize();
+  if (summary->unchanged == 0 && summary->parsed > 0) merge_index(*store);
   finish_index_run(std::move(store), index_path);
 
   const auto* remote_embedder = dynamic_cast<const remote::RemoteEmbedder*>(&context.embedder());

@@ -419,6 +419,16 @@ private:
 // The history field's tables (history.cpp).
 void create_history_tables(sqlite::Database& db);
 
+// What training the codes' partitions found (Store::plan_partitions): a code's length, how many
+// codes there were, the centroids, and each code's partition, in the order of vector_codes by
+// file id.
+struct PartitionPlan {
+  std::size_t bytes = 0;
+  std::size_t total = 0;
+  std::vector<std::uint8_t> centroids;
+  std::vector<std::uint32_t> assignment;
+};
+
 struct Store::Impl {
   // `name`: what SQLite opens, the path or a URI of it (see Store::open).
   Impl(std::string path, const std::string& name, OpenMode mode, int flags)
@@ -511,6 +521,19 @@ struct Store::Impl {
   // Partitions every code anew (see the top of the file) and empties the blocks, in the open
   // transaction; false (and nothing changed) when there are fewer codes than the threshold.
   bool build_partitions();
+  // Its two halves: the training, which reads only (nullopt: fewer codes than `min_chunks`),
+  // and the writing, in the open transaction (false, and nothing changed, when the plan is
+  // not of the codes there are).
+  std::optional<PartitionPlan> plan_partitions(std::int64_t min_chunks);
+  bool write_partitions(const PartitionPlan& plan);
+
+  // The rows of codes of the files in file id order, each usable one given to `f` (the
+  // scan's rules). Not the blocks: a partitioned index has none.
+  template <typename F>
+  void for_each_code_row(std::size_t& bytes, F&& f) {
+    auto rows = m_db.query("SELECT chunk_ids, codes FROM vector_codes ORDER BY file_id");
+    each_code_row(rows, bytes, f);
+  }
 
   // The partitioned scan of nearest_codes, reading the nearest partitions that hold `share`
   // of the codes (all of them from 1); false (nothing scanned) when the codes are not
@@ -1807,19 +1830,15 @@ private:
 
 }  // namespace
 
-bool Store::Impl::build_partitions() {
-  // The files' rows of codes in order, each usable one given to `f` (the scan's rules). Not
-  // the blocks: a partitioned index has none.
-  std::size_t bytes = 0;
-  const auto each_block = [&](auto&& f) {
-    auto rows = m_db.query("SELECT chunk_ids, codes FROM vector_codes ORDER BY file_id");
-    each_code_row(rows, bytes, f);
-  };
+std::optional<PartitionPlan> Store::Impl::plan_partitions(std::int64_t min_chunks) {
+  PartitionPlan plan;
+  std::size_t& bytes = plan.bytes;
+  const auto each_block = [&](auto&& f) { for_each_code_row(bytes, f); };
   std::size_t total = 0;
   each_block([&](const std::uint8_t*, const std::uint8_t*, std::size_t count) { total += count; });
   // The largest chunk id overstates an index that changed a lot: the codes decide.
-  if (total == 0 || static_cast<std::int64_t>(total) < m_partition_min_chunks) return false;
-  clear_partitions();
+  if (total == 0 || static_cast<std::int64_t>(total) < min_chunks) return std::nullopt;
+  plan.total = total;
 
   const int k = util::partition_count(total);
   const std::size_t wanted = static_cast<std::size_t>(k) * k_training_codes_per_partition;
@@ -1833,15 +1852,14 @@ bool Store::Impl::build_partitions() {
       }
     }
   });
-  const std::vector<std::uint8_t> centroids = util::train_centroids(sample.data(), sample.size() / bytes, bytes, k);
+  plan.centroids = util::train_centroids(sample.data(), sample.size() / bytes, bytes, k);
 
   // Assigned a batch of rows at a time: a file's row is too few codes to share among threads.
-  std::vector<std::uint32_t> assignment;
-  assignment.reserve(total);
+  plan.assignment.reserve(total);
   std::vector<std::uint8_t> batch;
   const auto assign_batch = [&] {
-    const auto part = util::assign_partitions(batch.data(), batch.size() / bytes, centroids, bytes);
-    assignment.insert(assignment.end(), part.begin(), part.end());
+    const auto part = util::assign_partitions(batch.data(), batch.size() / bytes, plan.centroids, bytes);
+    plan.assignment.insert(plan.assignment.end(), part.begin(), part.end());
     batch.clear();
   };
   each_block([&](const std::uint8_t*, const std::uint8_t* codes, std::size_t count) {
@@ -1849,7 +1867,21 @@ bool Store::Impl::build_partitions() {
     if (batch.size() >= k_assignment_batch_codes * bytes) assign_batch();
   });
   if (!batch.empty()) assign_batch();
-  std::vector<std::int64_t> sizes(static_cast<std::size_t>(k), 0);
+  return plan;
+}
+
+bool Store::Impl::write_partitions(const PartitionPlan& plan) {
+  const std::size_t bytes = plan.bytes;
+  std::size_t row_bytes = bytes;  // set: rows of another length are left out, as the plan left them
+  const auto each_block = [&](auto&& f) { for_each_code_row(row_bytes, f); };
+  // The plan is of these codes, in this order: a plan of other codes is refused, not written.
+  std::size_t total = 0;
+  each_block([&](const std::uint8_t*, const std::uint8_t*, std::size_t count) { total += count; });
+  if (total != plan.total || plan.assignment.size() != total) return false;
+  clear_partitions();
+  const std::vector<std::uint8_t>& centroids = plan.centroids;
+  const std::vector<std::uint32_t>& assignment = plan.assignment;
+  std::vector<std::int64_t> sizes(centroids.size() / bytes, 0);
   for (const std::uint32_t p : assignment) ++sizes[p];
   for (std::size_t p = 0; p < sizes.size(); ++p) {
     m_db.query("INSERT INTO vector_centroids(partition, centroid, size) VALUES(?1, ?2, ?3)")
@@ -1896,6 +1928,11 @@ bool Store::Impl::build_partitions() {
   m_db.exec("DELETE FROM vector_code_blocks");
   m_dirty_code_blocks.clear();
   return true;
+}
+
+bool Store::Impl::build_partitions() {
+  const std::optional<PartitionPlan> plan = plan_partitions(m_partition_min_chunks);
+  return plan && write_partitions(*plan);
 }
 
 template <typename Nearest>
@@ -2083,11 +2120,37 @@ void Store::set_partitioning(std::int64_t min_chunks, double probe_share) {
   m_impl->m_probe_share = probe_share;
 }
 
-void Store::update_partitions() {
+void Store::update_partitions() { update_partitions(nullptr); }
+
+std::optional<std::int64_t> Store::partitions_due() const {
+  return m_impl->guarded("partitioning the vectors of", [&]() -> std::optional<std::int64_t> {
+    Impl& impl = *m_impl;
+    if (!impl.m_db.has_table("vector_centroids")) return std::nullopt;
+    const std::int64_t chunks = query_int(impl.m_db, "SELECT coalesce(max(id), 0) FROM chunks");
+    if (chunks < impl.m_partition_min_chunks) return std::nullopt;
+    if (impl.m_partitioned) {
+      const std::int64_t changed = query_int(impl.m_db, "SELECT count(*) FROM vector_partition_changes");
+      const std::int64_t dead = query_int(impl.m_db, "SELECT count(*) FROM vector_partition_dead");
+      if (changed * 10 <= impl.meta_count("partitioned_files") &&
+          dead * 10 <= impl.meta_count("partitioned_chunks")) {
+        return std::nullopt;
+      }
+    }
+    return impl.m_partition_min_chunks;
+  });
+}
+
+std::shared_ptr<const PartitionPlan> Store::plan_partitions(std::int64_t min_chunks) const {
+  return m_impl->guarded("partitioning the vectors of", [&]() -> std::shared_ptr<const PartitionPlan> {
+    auto plan = m_impl->plan_partitions(min_chunks);
+    return plan ? std::make_shared<const PartitionPlan>(std::move(*plan)) : nullptr;
+  });
+}
+
+void Store::update_partitions(const std::shared_ptr<const PartitionPlan>& trained) {
   m_impl->guarded("partitioning the vectors of", [&] {
     Impl& impl = *m_impl;
     if (!impl.m_db.has_table("vector_centroids")) return;
-    const std::int64_t chunks = query_int(impl.m_db, "SELECT coalesce(max(id), 0) FROM chunks");
     const auto drop = [&] {
       if (impl.m_partitioned) {
         impl.in_write_transaction([&] {
@@ -2098,17 +2161,15 @@ void Store::update_partitions() {
       }
       impl.m_partitioned = false;
     };
-    if (chunks < impl.m_partition_min_chunks) return drop();
-    if (impl.m_partitioned) {
-      const std::int64_t changed = query_int(impl.m_db, "SELECT count(*) FROM vector_partition_changes");
-      const std::int64_t dead = query_int(impl.m_db, "SELECT count(*) FROM vector_partition_dead");
-      if (changed * 10 <= impl.meta_count("partitioned_files") &&
-          dead * 10 <= impl.meta_count("partitioned_chunks")) {
-        return;
-      }
+    if (!partitions_due()) {
+      const std::int64_t chunks = query_int(impl.m_db, "SELECT coalesce(max(id), 0) FROM chunks");
+      if (chunks < impl.m_partition_min_chunks) drop();
+      return;
     }
     bool partitioned = false;
-    impl.in_write_transaction([&] { partitioned = impl.build_partitions(); });
+    impl.in_write_transaction([&] {
+      partitioned = (trained && impl.write_partitions(*trained)) || impl.build_partitions();
+    });
     if (partitioned) {
       impl.m_partitioned = true;
       // Give the blocks' pages back to the file system (58 MB on the kernel), as optimize()
@@ -2120,28 +2181,50 @@ void Store::update_partitions() {
   });
 }
 
-void Store::update_term_docs() {
-  m_impl->guarded("counting the terms of", [&] {
+std::optional<Store::TermDocsRefill> Store::term_docs_refill_due() const {
+  return m_impl->guarded("counting the terms of", [&]() -> std::optional<TermDocsRefill> {
     Impl& impl = *m_impl;
-    if (!impl.m_db.has_table("term_docs")) return;
+    if (!impl.m_db.has_table("term_docs")) return std::nullopt;
     // By the largest chunk id, as the bounded search decides whether it runs.
     const std::int64_t largest = query_int(impl.m_db, "SELECT coalesce(max(id), 0) FROM chunks");
-    if (largest < impl.m_bounded_min_chunks) {
-      if (impl.m_term_docs.size() != 0) impl.in_write_transaction([&] { impl.m_term_docs.clear(); });
-      return;
-    }
+    if (largest < impl.m_bounded_min_chunks) return std::nullopt;
     // Refilled when the largest id grew by a quarter since (a count of the chunks would cost
     // every run ~25 ms on the kernel): the terms that are common may have changed. The counts
     // of those kept are exact whatever happened.
     const std::int64_t then = impl.meta_count("term_docs_chunks");
-    if (impl.m_term_docs.size() != 0 && then > 0 && largest * 4 <= then * 5) return;
+    if (impl.m_term_docs.size() != 0 && then > 0 && largest * 4 <= then * 5) return std::nullopt;
     const auto min_docs = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(k_term_docs_min_share * static_cast<double>(largest)));
+    return TermDocsRefill{min_docs, largest};
+  });
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Store::count_common_terms(std::int64_t min_docs) const {
+  return m_impl->guarded("counting the terms of", [&] { return TermDocs::count(m_impl->m_db, min_docs); });
+}
+
+void Store::refill_term_docs(const TermDocsRefill& due,
+                             const std::vector<std::pair<std::string, std::int64_t>>& counts) {
+  m_impl->guarded("counting the terms of", [&] {
+    Impl& impl = *m_impl;
     try {
-      impl.in_write_transaction([&] { impl.m_term_docs.fill(min_docs, largest); });
+      impl.in_write_transaction([&] { impl.m_term_docs.fill(counts, due.largest_id); });
     } catch (...) {
       impl.m_term_docs.load();  // what the rolled-back fill left in memory is not the table's
       throw;
+    }
+  });
+}
+
+void Store::update_term_docs() {
+  const std::optional<TermDocsRefill> due = term_docs_refill_due();
+  if (due) return refill_term_docs(*due, count_common_terms(due->min_docs));
+  m_impl->guarded("counting the terms of", [&] {
+    Impl& impl = *m_impl;
+    // An index that shrank below the bounded search's size keeps no counts.
+    if (impl.m_term_docs.size() != 0 && impl.m_db.has_table("term_docs") &&
+        query_int(impl.m_db, "SELECT coalesce(max(id), 0) FROM chunks") < impl.m_bounded_min_chunks) {
+      impl.in_write_transaction([&] { impl.m_term_docs.clear(); });
     }
   });
 }

@@ -195,6 +195,9 @@ bool is_damage(const util::Error& error);
 /// cannot be opened or read at all (open it with Store::open first for a clear message).
 util::Result<IndexCheck> check_index(const std::string& path);
 
+/// A training of the codes' partitions (Store::plan_partitions), opaque.
+struct PartitionPlan;
+
 class Store {
 public:
   /// Opens (or, read_write, creates) the index at `path`. Errors are one line with the path
@@ -350,11 +353,35 @@ public:
   /// codes changed since they were made; drops them from an index that shrank below it. One
   /// transaction, outside any other; called at the end of each index run.
   void update_partitions();
+  /// update_partitions in two halves, so that another connection of the same index may train
+  /// while this one writes (`kasava index` trains while it merges the full-text index): when
+  /// this connection would partition the codes anew, the threshold it uses; the training on
+  /// any connection, which reads only (nullptr: fewer codes than the threshold); and
+  /// update_partitions with that training, which writes it if it is of the codes there are
+  /// (else trains again).
+  std::optional<std::int64_t> partitions_due() const;
+  std::shared_ptr<const PartitionPlan> plan_partitions(std::int64_t min_chunks) const;
+  void update_partitions(const std::shared_ptr<const PartitionPlan>& trained);
   /// Refills the kept counts of common terms (term_docs.hpp) when the index has at least the
   /// chunks of a bounded search (by the largest id) and none are kept, or its largest id grew
   /// by a quarter since; empties them in a smaller index. One transaction, outside any other;
-  /// called at the end of each index run (a first run of the kernel: ~9 s).
+  /// called at the end of each index run (a first run of the kernel: ~4.5 s of counting, which
+  /// `kasava index` does on a second connection during its merge: count_common_terms).
   void update_term_docs();
+  /// When update_term_docs would refill the kept counts: the fewest rows a kept term has,
+  /// and the index's largest chunk id then.
+  struct TermDocsRefill {
+    std::int64_t min_docs = 0;
+    std::int64_t largest_id = 0;
+  };
+  std::optional<TermDocsRefill> term_docs_refill_due() const;
+  /// The terms at least `min_docs` rows hold, with their counts: the walk of every term's rows
+  /// update_term_docs makes, reading only, so that another connection of the same index may
+  /// make it while this one writes (`kasava index` counts while it merges the full-text index).
+  std::vector<std::pair<std::string, std::int64_t>> count_common_terms(std::int64_t min_docs) const;
+  /// Refills the kept counts with `counts`, count_common_terms(due.min_docs) of this index as
+  /// it is now. One transaction, outside any other.
+  void refill_term_docs(const TermDocsRefill& due, const std::vector<std::pair<std::string, std::int64_t>>& counts);
   /// From how many chunks the codes are partitioned (default 200,000), and the share of the
   /// codes a partitioned search reads (default 1/4): for tests and measurements.
   void set_partitioning(std::int64_t min_chunks, double probe_share);

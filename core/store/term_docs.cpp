@@ -13,8 +13,7 @@ constexpr const char* k_change_sql = "UPDATE term_docs SET docs = docs + ?2 WHER
 // table of this connection, made when first filled.
 constexpr const char* k_vocabulary_sql =
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kasava_term_vocabulary USING fts5vocab(main, chunks_fts, row)";
-constexpr const char* k_fill_sql =
-    "INSERT INTO term_docs(term, docs) SELECT term, doc FROM temp.kasava_term_vocabulary WHERE doc >= ?1";
+constexpr const char* k_count_sql = "SELECT term, doc FROM temp.kasava_term_vocabulary WHERE doc >= ?1";
 
 } // namespace
 
@@ -64,11 +63,21 @@ void TermDocs::flush() {
 
 void TermDocs::discard() { m_change.assign(m_terms.size(), 0); }
 
-void TermDocs::fill(std::int64_t min_docs, std::int64_t largest_id) {
+std::vector<std::pair<std::string, std::int64_t>> TermDocs::count(sqlite::Database& db, std::int64_t min_docs) {
+  db.exec(k_vocabulary_sql);
+  std::vector<std::pair<std::string, std::int64_t>> counts;
+  auto query = db.query(k_count_sql);
+  query.bind(1, min_docs);
+  while (query.step()) counts.emplace_back(query.column_text(0), query.column_int64(1));
+  return counts;
+}
+
+void TermDocs::fill(const std::vector<std::pair<std::string, std::int64_t>>& counts, std::int64_t largest_id) {
   m_db.exec(k_term_docs_sql);
   m_db.exec("DELETE FROM term_docs");
-  m_db.exec(k_vocabulary_sql);
-  m_db.query(k_fill_sql).bind(1, min_docs).run();
+  for (const auto& [term, docs] : counts) {
+    m_db.query("INSERT INTO term_docs(term, docs) VALUES(?1, ?2)").bind(1, term).bind(2, docs).run();
+  }
   m_db.query("INSERT OR REPLACE INTO meta(key, value) VALUES('term_docs_chunks', ?1)")
       .bind(1, std::to_string(largest_id))
       .run();

@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/store/tokenizer.hpp"
@@ -63,9 +64,12 @@ public:
   /// Drops them (the transaction was rolled back).
   void discard();
 
-  /// Refills the table from FTS5's vocabulary with the terms `min_docs` rows or more hold,
-  /// inside the caller's transaction, and records `largest_id`, the index's size then.
-  void fill(std::int64_t min_docs, std::int64_t largest_id);
+  /// The terms `min_docs` rows or more hold, with their counts, from FTS5's vocabulary: a walk
+  /// of every term's rows, which reads only (another connection may do it).
+  static std::vector<std::pair<std::string, std::int64_t>> count(sqlite::Database& db, std::int64_t min_docs);
+  /// Refills the table with `counts` (count's, of the index as it is), inside the caller's
+  /// transaction, and records `largest_id`, the index's size then.
+  void fill(const std::vector<std::pair<std::string, std::int64_t>>& counts, std::int64_t largest_id);
   /// Empties it (an index too small to need it).
   void clear();
   /// How many terms it holds.

@@ -8,6 +8,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/store/sqlite.hpp"
@@ -141,6 +143,36 @@ TEST_CASE("store: kept term counts stay FTS5's through adds, replacements, remov
     index->update_term_docs();
     CHECK(kept_counts(path).empty());
   }
+}
+
+TEST_CASE("store: term counts made on another connection while this one merges are the ones kept") {
+  // `kasava index` counts the common terms on a second connection while the first merges the
+  // full-text index (commands/index.cpp): the counts it writes must be FTS5's.
+  test::TempDir dir;
+  const auto path = dir.file("index.db");
+  auto index = open_store(path);
+  index->set_bounded_search(0);
+  index->set_merging(store::Store::Merging::deferred);  // as a first index: many segments
+  for (int f = 0; f < 40; ++f) {
+    const std::string n = std::to_string(f);
+    index->put_file(make_file("f" + n + ".py"), {make_chunk("parse" + n, "parse the config file " + n),
+                                                 make_chunk("read" + n, f % 3 == 0 ? "read it" : "read the file")});
+  }
+  const auto due = index->term_docs_refill_due();
+  REQUIRE(due);
+  CHECK(due->largest_id == 80);
+  std::vector<std::pair<std::string, std::int64_t>> counted;
+  std::thread counting([&] { counted = open_store(path)->count_common_terms(due->min_docs); });
+  index->set_merging(store::Store::Merging::automatic);
+  index->optimize();
+  counting.join();
+  index->refill_term_docs(*due, counted);
+  CHECK(kept_counts(path).size() == fts_counts(path).size());
+  CHECK(kept_counts(path).at("file") == 40 + 26);  // every parse chunk; read chunks of f not a multiple of 3
+  check_kept(path);
+  CHECK_FALSE(index->term_docs_refill_due());  // update_term_docs has nothing left to do
+  index->put_file(make_file("new.py"), {make_chunk("walk", "walk the file tree")});
+  check_kept(path);  // and the writer keeps them exact from there
 }
 
 TEST_CASE("store: a bounded search ranks with kept term counts as with counted ones, to the bit") {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 #include <span>
+#include <thread>
 
 #include "core/util/code_partitions.hpp"
 #include "core/util/hamming.hpp"
@@ -601,6 +602,55 @@ TEST_CASE("store::Store::nearest_codes over partitions equals the full scan when
   store->update_partitions();
   CHECK(count("SELECT count(*) FROM vector_centroids") != "0");
   check_same(*store);
+}
+
+TEST_CASE("store::Store partitions trained on another connection while this one merges are the ones made alone") {
+  // `kasava index` trains the partitions on a second connection while the first merges the
+  // full-text index (commands/index.cpp): what it writes must be what update_partitions makes.
+  test::TempDir dir;
+  constexpr int dims = 64;
+  const auto build = [&](const std::string& path) {
+    auto store = open_store(path);
+    std::mt19937 random(31);
+    store->set_merging(store::Store::Merging::deferred);
+    store->begin();
+    for (int f = 0; f < 400; ++f) put_numbered_file(*store, random, dims, f, "a");
+    store->commit();
+    store->set_partitioning(1, 1.0);
+    store->set_merging(store::Store::Merging::automatic);
+    return store;
+  };
+  const auto partitions = [](const std::string& path) {
+    return test::run("sqlite3 '" + path + "' 'SELECT partition, hex(centroid), size FROM vector_centroids ORDER BY 1;"
+                     " SELECT partition, hex(chunk_ids), hex(codes) FROM vector_partitions ORDER BY 1'");
+  };
+  const std::string alone = dir.file("alone.db");
+  build(alone)->update_partitions();
+
+  const std::string beside = dir.file("beside.db");
+  auto store = build(beside);
+  const auto due = store->partitions_due();
+  REQUIRE(due);
+  CHECK(*due == 1);
+  std::shared_ptr<const store::PartitionPlan> trained;
+  std::thread training([&] { trained = open_store(beside)->plan_partitions(*due); });
+  store->optimize();
+  training.join();
+  REQUIRE(trained);
+  store->update_partitions(trained);
+  CHECK_FALSE(store->partitions_due());
+  CHECK(partitions(beside) == partitions(alone));
+  CHECK(partitions(beside).size() > 1000);
+
+  // A training of other codes is not written: update_partitions trains again.
+  std::mt19937 random(37);
+  const auto code = store::binary_code(random_unit_vector(random, dims));
+  for (int f = 400; f < 800; ++f) put_numbered_file(*store, random, dims, f, "b");
+  store->update_partitions(trained);
+  const auto all = store->nearest_codes(code, 100000, [](std::string_view, std::string_view) { return true; });
+  const auto scanned = store->nearest_codes(code, static_cast<int>(all.size()));
+  REQUIRE(scanned.size() == all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) CHECK(scanned[i].chunk_id == all[i].chunk_id);
 }
 
 TEST_CASE("store::check_index finds vector partitions that do not hold their chunks' codes") {
