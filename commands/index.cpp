@@ -230,6 +230,8 @@ void merge_index(store::Store& store) {
   util::run_threads(terms_due || partitions_due ? 2 : 1, [&](unsigned thread) {
     if (thread == 0) return store.optimize();
     try {
+      // read_write although it only reads: a read-only connection may be query_only, which
+      // refuses the temporary vocabulary table the count reads through.
       auto other = store::Store::open(store.path(), store::OpenMode::read_write);
       if (!other) return;
       if (terms_due) counted = (*other)->count_common_terms(terms_due->min_docs);

@@ -120,6 +120,13 @@ struct StoreSource::State {
   };
   std::unique_ptr<Started> started;
 
+  // The refs' files with a history: what BM25 of the histories counts as its collection.
+  std::int64_t history_files() const {
+    std::int64_t files = 0;
+    for (const pgstore::RefInfo& ref : refs) files += ref.history_files;
+    return files;
+  }
+
   // The started searches, finished: their results may be taken.
   Started* finished() {
     if (started && started->scan.joinable()) started->scan.join();
@@ -325,9 +332,7 @@ void StoreSource::start_nearest_codes(std::span<const std::uint8_t> code, int li
 void StoreSource::start_history_search(const Query& query, int limit) const {
   State& s = *m_state;
   if (!s.another || s.started) return;
-  std::int64_t files = 0;
-  for (const pgstore::RefInfo& ref : s.refs) files += ref.history_files;
-  s.history_asked = State::HistoryAsked{stemmed_terms(query), limit, files};
+  s.history_asked = State::HistoryAsked{stemmed_terms(query), limit, s.history_files()};
 }
 
 std::vector<store::CodeHit> StoreSource::nearest_codes(std::span<const std::uint8_t> code, int limit,
@@ -448,8 +453,7 @@ std::vector<store::ChunkRecord> StoreSource::chunks_by_id(const std::vector<std:
 
 util::Result<std::vector<store::HistoryHit>> StoreSource::history_search(const Query& query, int limit) const {
   State& s = *m_state;
-  std::int64_t histories = 0;
-  for (const pgstore::RefInfo& ref : s.refs) histories += ref.history_files;
+  const std::int64_t histories = s.history_files();
   const std::vector<std::string> terms = stemmed_terms(query);
   std::optional<pgstore::HistoryMatches> found;
   if (State::Started* started = s.finished()) {

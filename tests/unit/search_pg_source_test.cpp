@@ -194,6 +194,22 @@ TEST_CASE(
   }
   CHECK(remote_hits("backoff", 10).front().first == "c.py");
 
+  // Asked for before the Hamming scan starts, the history search runs after it on the other
+  // reader; history_search takes that result, and runs a search asked otherwise itself.
+  int opened = 0;
+  const search::StoreSource two(*reader, reader->refs(), [&]() -> std::shared_ptr<pgstore::Reader> {
+    ++opened;
+    return std::move(pgstore::Reader::open(uri).value());
+  });
+  const std::vector<std::uint8_t> code = {0x25, 0x0b};
+  two.start_history_search(search::parse_query("retry requests"), 10);
+  two.start_nearest_codes(code, 3, search::FileFilterSpec{}, store::CodeScan::nearest_partitions);
+  two.nearest_codes(code, 3, search::FileFilterSpec{}, store::CodeScan::nearest_partitions);
+  CHECK(found(two.history_search(search::parse_query("retry requests"), 10).value()) == remote_hits("retry requests", 10));
+  CHECK(found(two.history_search(search::parse_query("client connections"), 10).value()) ==
+        remote_hits("client connections", 10));
+  CHECK(opened == 1);
+
   // A new publish of the ref replaces its histories.
   snapshot.history = {{"b.py", "Retry connections with backoff"}};
   snapshot.commit = std::string(40, 'c');  // a new commit: a real publish, not a no-op

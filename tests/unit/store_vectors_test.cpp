@@ -647,6 +647,12 @@ TEST_CASE("store::Store partitions trained on another connection while this one 
   const auto code = store::binary_code(random_unit_vector(random, dims));
   for (int f = 400; f < 800; ++f) put_numbered_file(*store, random, dims, f, "b");
   store->update_partitions(trained);
+  // Trained on all 800 files' codes: every code in a partition, √n of them.
+  const std::string codes = test::run("sqlite3 '" + beside + "' 'SELECT count(*) FROM vectors'");
+  CHECK(test::run("sqlite3 '" + beside + "' 'SELECT sum(size) FROM vector_centroids'") == codes);
+  CHECK(test::run("sqlite3 '" + beside + "' 'SELECT sum(length(chunk_ids)) / 8 FROM vector_partitions'") == codes);
+  CHECK(test::run("sqlite3 '" + beside + "' 'SELECT count(*) FROM vector_centroids'") ==
+        std::to_string(util::partition_count(std::stoul(codes))));
   const auto all = store->nearest_codes(code, 100000, [](std::string_view, std::string_view) { return true; });
   const auto scanned = store->nearest_codes(code, static_cast<int>(all.size()));
   REQUIRE(scanned.size() == all.size());
