@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/pgstore/connection.hpp"
 #include "core/pgstore/partitions.hpp"
@@ -245,6 +246,17 @@ CREATE INDEX chunk_codes_partition ON chunk_codes(model_id, partition) INCLUDE (
 UPDATE kasava_schema SET version = 6;
 )sql";
 
+// Version 7: term_stats keeps half of each page free (and is rewritten so), so that a
+// publish's upserts of its terms' counts update rows in place (heap-only tuples: no new index
+// entry, no other page). Measured on 13,400 terms already counted: 136 ms an upsert in full
+// pages, 55 ms in half-empty ones; a 5,100-chunk publish into an empty store took ~60 ms less
+// (median of 5 pairs).
+constexpr const char* k_schema_7 = R"sql(
+ALTER TABLE term_stats SET (fillfactor = 50);
+CLUSTER term_stats USING term_stats_pkey;
+UPDATE kasava_schema SET version = 7;
+)sql";
+
 // File histories as file_history takes them, in arrays for unnest(): paths, subjects (zstd,
 // hex), terms and lengths; both a publish and the schema 5 upgrade write them.
 struct HistoryRows {
@@ -298,7 +310,8 @@ constexpr Step k_steps[] = {{k_schema_1},
                             {k_schema_3},
                             {k_schema_4},
                             {k_schema_5, fill_history_terms, k_schema_5_after},
-                            {k_schema_6}};
+                            {k_schema_6},
+                            {k_schema_7}};
 static_assert(std::size(k_steps) == k_schema_version);
 
 // Text PostgreSQL accepts: valid UTF-8 without NUL bytes (invalid bytes and NULs become U+FFFD).
@@ -397,12 +410,14 @@ std::string stem_of(std::string_view token, util::StemCache* stems) {
 
 std::string chunk_terms(const types::Chunk& chunk, int& length, std::vector<std::string>* distinct,
                         util::StemCache* stems) {
-  std::map<std::string, std::array<int, 4>> terms;  // term → occurrences per field
+  // Each stored token's stem and field, sorted and counted: a publish makes this for every
+  // chunk, and a sorted vector costs a third of what a map of the stems did.
+  std::vector<std::pair<std::string, int>> tokens;
   length = 0;
   const auto add = [&](std::string_view text, int field) {
     util::for_each_code_token(text, [&](std::string_view token, std::size_t, std::size_t) {
       ++length;
-      if (storable_token(token)) ++terms[stem_of(token, stems)][static_cast<std::size_t>(field)];
+      if (storable_token(token)) tokens.emplace_back(stem_of(token, stems), field);
     });
   };
   add(chunk.symbol, 0);
@@ -410,8 +425,12 @@ std::string chunk_terms(const types::Chunk& chunk, int& length, std::vector<std:
   add(chunk.signature, 1);
   add(chunk.doc, 2);
   add(chunk.text, 3);
+  std::sort(tokens.begin(), tokens.end());
   std::string object = "{";
-  for (const auto& [term, counts] : terms) {
+  for (std::size_t i = 0; i < tokens.size();) {
+    const std::string& term = tokens[i].first;
+    std::array<int, 4> counts{};
+    for (; i < tokens.size() && tokens[i].first == term; ++i) ++counts[static_cast<std::size_t>(tokens[i].second)];
     if (distinct != nullptr) distinct->push_back(term);
     if (object.size() > 1) object += ',';
     object += util::json_quote(term);
@@ -552,7 +571,7 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
       }
       texts.finish();
     }
-    std::map<std::string, std::int64_t> term_counts;
+    std::unordered_map<std::string, std::int64_t> term_counts;
     std::int64_t chunk_count = 0;
     std::int64_t token_count = 0;
     {
@@ -618,9 +637,11 @@ std::int64_t Store::put_blobs(std::vector<BlobUpload> blobs, const std::string& 
       codes.finish();
     }
     if (!term_counts.empty()) {
+      std::vector<std::pair<std::string, std::int64_t>> sorted(term_counts.begin(), term_counts.end());
+      std::sort(sorted.begin(), sorted.end());
       std::vector<std::string> terms, frequencies;
-      for (const auto& [term, count] : term_counts) {
-        terms.push_back(term);
+      for (auto& [term, count] : sorted) {
+        terms.push_back(std::move(term));
         frequencies.push_back(std::to_string(count));
       }
       c.exec("INSERT INTO term_stats(model_id, term, chunks) "

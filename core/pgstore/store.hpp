@@ -30,8 +30,9 @@ class Connection;
 /// counts (chunk_terms) instead of a tsvector, converted in place. 5: each file history's
 /// terms (history_terms) and length, and per ref its histories' number and tokens, computed
 /// from the stored histories when upgrading. 6: each model's codes in partitions
-/// (code_partitions, chunk_codes.partition), none until a publish trains them.
-inline constexpr int k_schema_version = 6;
+/// (code_partitions, chunk_codes.partition), none until a publish trains them. 7: term_stats
+/// with half of each page free (fillfactor 50) for the publishes' upserts, rewritten so.
+inline constexpr int k_schema_version = 7;
 
 /// The advisory lock between publishers and the collector of unreferenced blobs
 /// (maintenance.hpp): a publisher holds it shared from its presence check to its swap, so

@@ -188,13 +188,25 @@ TEST_CASE("pgstore: an older schema is upgraded, its statistics filled from its 
         "1");
 
   // Version 6 gives the codes partitions: none until a publish trains them.
-  open_pg_store(server.uri(database));
+  server.psql(database, "INSERT INTO term_stats VALUES (1, 'pars', 2), (1, 'request', 1)");
+  REQUIRE(Store::create_schema_version(server.uri(database), 6));
   CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "6");
   CHECK(server.psql(database, "SELECT partition FROM chunk_codes") == "-1");
   CHECK(server.psql(database, "SELECT count(*) FROM code_partitions") == "0");
   CHECK(server.psql(database,
                     "SELECT count(*) FROM pg_indexes WHERE indexname = 'chunk_codes_partition'") ==
         "1");
+
+  // Version 7 leaves half of each page of term_stats free, its rows kept.
+  CHECK(server.psql(database, "SELECT reloptions IS NULL FROM pg_class WHERE relname = 'term_stats'") == "t");
+  const std::string file_before = server.psql(database, "SELECT pg_relation_filenode('term_stats')");
+  open_pg_store(server.uri(database));
+  CHECK(server.psql(database, "SELECT pg_relation_filenode('term_stats')") != file_before);  // rewritten
+  CHECK(server.psql(database, "SELECT version FROM kasava_schema") == "7");
+  CHECK(server.psql(database, "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'term_stats'") ==
+        "fillfactor=50");
+  CHECK(server.psql(database, "SELECT string_agg(term || '=' || chunks, ',' ORDER BY term) FROM term_stats") ==
+        "pars=2,request=1");
 }
 
 TEST_CASE("pgstore: a newer schema is refused with both versions", "[pgstore]") {
