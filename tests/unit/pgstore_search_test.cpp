@@ -1,6 +1,7 @@
 // Tests of core/pgstore's read side (search.*) against a real PostgreSQL server started for
 // this test binary: the shortcuts a large store takes find exactly what the plain statements
-// find — the chunks holding most of the terms first, and the store's nearest codes first.
+// find — the chunks holding most of the terms first (and the store's best of those), and the
+// store's nearest codes first.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -101,8 +102,12 @@ TEST_CASE("pgstore: the chunks holding most terms, narrowed to, give the best ch
 
   int full_pages = 0;
   int compared = 0;
+  // Both refs, org/a alone and org/b alone: the first two hold most of the store's chunks, so
+  // that the store's best are found first (with the orphans, and with org/b's 30 blobs among
+  // them for org/a), then the refs' among them.
   for (const std::vector<std::int64_t>& ref_ids :
-       {std::vector<std::int64_t>{refs[0].id, refs[1].id}, std::vector<std::int64_t>{refs[1].id}}) {
+       {std::vector<std::int64_t>{refs[0].id, refs[1].id}, std::vector<std::int64_t>{refs[0].id},
+        std::vector<std::int64_t>{refs[1].id}}) {
     for (int query = 0; query < 40; ++query) {
       std::vector<std::string> terms;
       const std::size_t size = 2 + random() % 4;
