@@ -1,15 +1,14 @@
 // `kasava index --store`: the local index published to the shared store (see publish.hpp).
 #include "commands/publish.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <filesystem>
 #include <mutex>
-#include <set>
 #include <thread>
-#include <unordered_set>
 #include <utility>
 
 #include "core/pgstore/store.hpp"
@@ -21,16 +20,19 @@ namespace {
 
 // A batch of blobs sent in one transaction: large enough to amortise the round trips, small
 // enough to keep a transaction's locks and memory modest, and a publish of a few thousand
-// chunks in more than one batch (so that the senders share it).
+// chunks in more than one batch (so that the senders share it). A batch holds its files'
+// texts and its chunks' texts: at 8 MB of files, the batches of a Linux kernel publish
+// held ~60 MB at once.
 constexpr std::size_t k_batch_blobs = 400;
-constexpr std::size_t k_batch_bytes = 8u << 20;
+constexpr std::size_t k_batch_bytes = 2u << 20;
 constexpr std::size_t k_batch_chunks = 1500;
 // Connections sending batches at once, each its own transactions on its own blobs: the
 // server parses and indexes the rows (tsvector, GIN, term statistics: most of a publish's
 // cost) on as many backends, while this process reads the next batch from the index.
 constexpr std::size_t k_senders = 2;
-// Batches read ahead of the senders: bounds memory to a few batches.
-constexpr std::size_t k_queued_batches = 2;
+// Batches read ahead of the senders: reading one takes a fraction of sending it, so one
+// keeps both senders busy (bench/store.py's publish was as fast as with two).
+constexpr std::size_t k_queued_batches = 1;
 
 // Batches handed from the thread that reads them to the threads that send them. The first
 // failure (a sender's, or the reader's through fail()) stops everyone; rethrow() raises it.
@@ -106,22 +108,42 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
   summary.repository = request.repository;
   summary.ref = request.ref;
 
-  const std::vector<store::IndexedFile> files = local.indexed_files();
+  // The snapshot's files are the list the blobs are read by: on the Linux kernel (78,529
+  // files) every list of them kept twice cost ~15 MB.
   pgstore::Snapshot snapshot{request.repository, request.ref, local.meta("commit").value_or(""),
                              request.model, {}, {}};
-  std::vector<std::string> ids;
-  std::unordered_set<std::string> seen;
-  for (const store::IndexedFile& file : files) {
-    snapshot.files.push_back(pgstore::SnapshotFile{file.path, file.blob_id, file.language});
-    if (seen.insert(file.blob_id).second) ids.push_back(file.blob_id);
+  for (store::IndexedFile& file : local.indexed_files()) {
+    snapshot.files.push_back(
+        pgstore::SnapshotFile{std::move(file.path), std::move(file.blob_id), std::move(file.language)});
   }
+  const std::vector<pgstore::SnapshotFile>& files = snapshot.files;
+  // The distinct blob ids (the files' own strings), sorted; whether each is to be sent, by
+  // position.
+  std::vector<const std::string*> ids;
+  ids.reserve(files.size());
+  for (const pgstore::SnapshotFile& file : files) ids.push_back(&file.blob_id);
+  const auto less = [](const std::string* a, const std::string* b) { return *a < *b; };
+  std::sort(ids.begin(), ids.end(), less);
+  ids.erase(std::unique(ids.begin(), ids.end(), [](const std::string* a, const std::string* b) { return *a == *b; }),
+            ids.end());
+  const auto position_of = [&](const std::string& id) {
+    return static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), &id, less) - ids.begin());
+  };
   snapshot.history = local.history_texts();
   summary.files = static_cast<std::int64_t>(files.size());
   summary.blobs = static_cast<std::int64_t>(ids.size());
 
   shared.hold_publish_lock();  // until the swap: no collection between check and swap
-  const std::vector<std::string> present_list = shared.present_blobs(ids, request.model);
-  std::unordered_set<std::string> present(present_list.begin(), present_list.end());
+  std::vector<bool> to_send(ids.size(), true);
+  {
+    std::vector<std::string> asked;
+    asked.reserve(ids.size());
+    for (const std::string* id : ids) asked.push_back(*id);
+    for (const std::string& id : shared.present_blobs(asked, request.model)) {
+      const std::size_t at = position_of(id);
+      if (at < ids.size() && *ids[at] == id) to_send[at] = false;
+    }
+  }
   BatchQueue queue;
   // The senders: this connection, and another one from the second batch on (a publish of a
   // few changed files needs no more).
@@ -156,9 +178,10 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
   };
   senders.emplace_back(sender, std::ref(shared));
   try {
-    for (const store::IndexedFile& file : files) {
-      if (present.count(file.blob_id) > 0) continue;
-      present.insert(file.blob_id);  // one upload per blob, whatever paths share it
+    for (const pgstore::SnapshotFile& file : files) {
+      const std::size_t at = position_of(file.blob_id);
+      if (!to_send[at]) continue;
+      to_send[at] = false;  // one upload per blob, whatever paths share it
       repo::SourceEntry entry;
       entry.path = file.path;
       entry.blob_id = file.blob_id;

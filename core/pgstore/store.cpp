@@ -675,16 +675,19 @@ SwapResult Store::swap_snapshot(const Snapshot& snapshot) {
 SwapResult Store::swap(const Snapshot& snapshot) {
   Connection& c = *m_connection;
   const std::int16_t model_number = model_id(c, snapshot.model);
-  std::vector<SnapshotFile> files = snapshot.files;
+  // In path order, without a copy of the files (78,529 of them on the Linux kernel).
+  std::vector<const SnapshotFile*> files;
+  files.reserve(snapshot.files.size());
+  for (const SnapshotFile& file : snapshot.files) files.push_back(&file);
   std::sort(files.begin(), files.end(),
-            [](const SnapshotFile& a, const SnapshotFile& b) { return a.path < b.path; });
+            [](const SnapshotFile* a, const SnapshotFile* b) { return a->path < b->path; });
   std::uint64_t digest = util::fnv1a64(snapshot.commit + '\n' + snapshot.model + '\n');
   std::vector<std::string> paths, ids, languages;
-  for (const SnapshotFile& file : files) {
-    paths.push_back(clean_text(file.path));
-    ids.push_back(file.blob_id);
-    languages.push_back(clean_text(file.language));
-    digest = util::fnv1a64(file.path + '\t' + file.blob_id + '\t' + file.language + '\n', digest);
+  for (const SnapshotFile* file : files) {
+    paths.push_back(clean_text(file->path));
+    ids.push_back(file->blob_id);
+    languages.push_back(clean_text(file->language));
+    digest = util::fnv1a64(file->path + '\t' + file->blob_id + '\t' + file->language + '\n', digest);
   }
   const std::string digest_text = std::to_string(digest);
   return with_retries(c, [&]() -> SwapResult {

@@ -24,7 +24,7 @@ std::string porter_stem(std::string_view token);
 /// thread-safe; the reference is valid until the next call.
 class StemCache {
 public:
-  static constexpr std::size_t k_most_tokens = 100'000;
+  static constexpr std::size_t k_most_tokens = 50'000;
 
   const std::string& stem(std::string_view token);
   std::size_t size() const { return m_stems.size(); }
