@@ -281,11 +281,14 @@ std::string ask_store(const AskCommandOptions& options) { return chosen_store(op
 // `ask --store`: the same search over the chosen refs of the shared store.
 std::vector<search::SearchHit> search_store(const AskCommandOptions& options, Context& context,
                                             const search::SearchOptions& search_options) {
+  // A lexical search runs on one reader; the others read codes and histories on a second.
+  auto another = search_options.mode == search::Mode::lexical ? search::StoreSource::OpenReader{}
+                                                              : another_reader(ask_store(options));
   auto opened = pgstore::Reader::open(ask_store(options));
   if (!opened) throw util::Failure(opened.error());
   pgstore::Reader& reader = **opened;
   return search_store(context, reader, choose_refs(reader, options.repositories, options.ref, "--repo", "--ref"),
-                      search_options, another_reader(ask_store(options)));
+                      search_options, std::move(another));
 }
 
 } // namespace

@@ -2,6 +2,8 @@
 #include "commands/store_search.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <future>
 
 #include "commands/settings.hpp"
 #include "core/search/pg_source.hpp"
@@ -95,10 +97,19 @@ util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& vi
 }
 
 search::StoreSource::OpenReader another_reader(const std::string& conninfo) {
-  return [conninfo]() -> std::shared_ptr<pgstore::Reader> {
+  struct Opening {
+    std::future<std::shared_ptr<pgstore::Reader>> reader;
+    std::atomic<bool> taken{false};
+  };
+  auto opening = std::make_shared<Opening>();
+  opening->reader = std::async(std::launch::async, [conninfo]() -> std::shared_ptr<pgstore::Reader> {
     auto opened = pgstore::Reader::open(conninfo);
     if (!opened) return nullptr;
     return std::move(opened).value();
+  });
+  return [opening]() -> std::shared_ptr<pgstore::Reader> {
+    if (opening->taken.exchange(true)) return nullptr;
+    return opening->reader.get();
   };
 }
 

@@ -29,6 +29,25 @@ std::string array_of(const std::vector<Number>& numbers) {
   return literal + "}";
 }
 
+// A chunk's fields and vector as ChunkRow holds them (`c` the chunk), and their reading from
+// a row's columns from `first` on.
+constexpr const char* k_row_columns =
+    "c.kind, c.symbol, c.parent, c.signature, c.doc, c.start_line, c.end_line, coalesce(encode(c.vector, 'hex'), '')";
+
+ChunkRow row_of(const std::vector<std::string>& row, ChunkKey key, std::size_t first) {
+  ChunkRow chunk;
+  chunk.key = std::move(key);
+  chunk.chunk.kind = row.at(first);
+  chunk.chunk.symbol = row.at(first + 1);
+  chunk.chunk.parent = row.at(first + 2);
+  chunk.chunk.signature = row.at(first + 3);
+  chunk.chunk.doc = row.at(first + 4);
+  chunk.chunk.start_line = static_cast<int>(to_int(row.at(first + 5)));
+  chunk.chunk.end_line = static_cast<int>(to_int(row.at(first + 6)));
+  chunk.vector = from_hex(row.at(first + 7)).value_or("");
+  return chunk;
+}
+
 // The candidates of a lexical search: the chunks of the refs' snapshots that hold all the terms
 // of one of `subsets` (GIN, `?&`; with `from_refs`, among the refs' chunks read by blob), or
 // any term when there are no subsets (`?|`); each term's
@@ -40,7 +59,10 @@ std::string array_of(const std::vector<Number>& numbers) {
 // average length, $9 the limit, then per term its text and its IDF, then per subset its terms.
 // With `best_of_store` (the sets' chunks found through the terms' index, not `from_refs`):
 // the best 2 × $9 of the whole store, then the refs' among them, each row with how many the
-// store's best were (a column before the score); see Reader::match_terms.
+// store's best were (a column before the score); see Reader::match_terms. After the score,
+// each row carries the chunk's fields and vector (k_row_columns, as Reader::chunks reads
+// them), read by key for the rows sent only: the search needs them of every candidate, and
+// a statement of its own for them cost a round trip and a plan after this one.
 std::string match_sql(std::size_t terms, const std::vector<std::vector<std::size_t>>& subsets,
                       bool from_refs, bool best_of_store) {
   // Appends pieces: `"literal" + std::string` trips GCC 12's -Wrestrict.
@@ -50,13 +72,14 @@ std::string match_sql(std::size_t terms, const std::vector<std::vector<std::size
   // BM25's length part, in float8: numeric arithmetic on every row took ~1 ms of a
   // one-repository statement's 12.
   std::string lookups = "SELECT 1.2::float8 * (0.25::float8 + 0.75::float8 * c.length / $8::float8) AS k";
-  std::string counts, score;
+  std::string counts, score, outer_counts;
   for (std::size_t i = 0; i < terms; ++i) {
     const std::string v = std::to_string(i);
     const std::string term = std::to_string(10 + 2 * i);
     const std::string idf = std::to_string(11 + 2 * i);
     add(lookups, {", coalesce((c.terms ->> $", term, ")::int, 0) AS v", v});
     add(counts, {", v", v});
+    add(outer_counts, {", r.v", v});
     if (!score.empty()) score += " + ";
     add(score, {"CASE WHEN v", v, " = 0 THEN 0 ELSE $", idf, "::float8 * 2.2 / (1 + k / (((v", v,
                 " >> 21) & 127) * $4::float8 + ((v", v, " >> 14) & 127) * $5::float8 + ((v", v,
@@ -87,23 +110,27 @@ std::string match_sql(std::size_t terms, const std::vector<std::vector<std::size
               "  CROSS JOIN LATERAL (", lookups, " OFFSET 0) x\n  WHERE c.model_id = $1 AND ", condition,
               " AND cardinality($3::text[]) > 0)\n"});
   }
+  std::string best;
   if (!refs_first && best_of_store) {
     // Whether a chunk's blob is the refs' is asked of those best only: a join with the refs'
     // files took ~12 of a statement's ~80 ms across the 561,000 chunks of bench/store.py.
     add(sql, {",\ntop AS MATERIALIZED (SELECT blob_id, ordinal, length", counts, ", ", score,
-              " AS score FROM m ORDER BY score DESC, blob_id, ordinal LIMIT 2 * $9::bigint)\n"
-              "SELECT encode(blob_id, 'hex'), ordinal, length", counts,
-              ", (SELECT count(*) FROM top), score FROM top WHERE EXISTS (SELECT 1 FROM snapshot_files f "
-              "WHERE f.blob_id = top.blob_id AND f.ref_id = ANY($2::bigint[])) "
-              "ORDER BY score DESC, blob_id, ordinal LIMIT $9::bigint"});
-    return sql;
+              " AS score FROM m ORDER BY score DESC, blob_id, ordinal LIMIT 2 * $9::bigint)\n"});
+    add(best, {"SELECT blob_id, ordinal, length", counts,
+               ", (SELECT count(*) FROM top) AS n, score FROM top WHERE EXISTS (SELECT 1 FROM snapshot_files f "
+               "WHERE f.blob_id = top.blob_id AND f.ref_id = ANY($2::bigint[])) "
+               "ORDER BY score DESC, blob_id, ordinal LIMIT $9::bigint"});
+  } else {
+    add(best, {"SELECT blob_id, ordinal, length", counts, ", ", score, " AS score FROM m",
+               refs_first ? ""
+                          : " WHERE blob_id IN (SELECT blob_id FROM snapshot_files "
+                            "WHERE ref_id = ANY($2::bigint[]))",
+               " ORDER BY score DESC, blob_id, ordinal LIMIT $9"});
   }
-  add(sql,
-      {"SELECT encode(blob_id, 'hex'), ordinal, length", counts, ", ", score, " AS score\nFROM m",
-       refs_first ? ""
-                  : " WHERE blob_id IN (SELECT blob_id FROM snapshot_files "
-                    "WHERE ref_id = ANY($2::bigint[]))",
-       " ORDER BY score DESC, blob_id, ordinal LIMIT $9"});
+  add(sql, {"SELECT encode(r.blob_id, 'hex'), r.ordinal, r.length", outer_counts,
+            !refs_first && best_of_store ? ", r.n" : "", ", r.score, ", k_row_columns, "\nFROM (", best,
+            ") r\nJOIN chunks c ON c.model_id = $1 AND c.blob_id = r.blob_id AND c.ordinal = r.ordinal\n"
+            "ORDER BY r.score DESC, r.blob_id, r.ordinal"});
   return sql;
 }
 
@@ -401,19 +428,26 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model,
     // `limit` of them are the refs', or when the store's best were all its chunks holding a
     // set; else the statement that reads the refs' files.
     Rows rows;
+    bool with_count = false;  // the best-of-store statement's column before the score
     if (!subsets.empty() && !from_refs && 2 * refs_chunks >= statistics.chunks) {
       rows = m_connection->exec(match_sql(terms.size(), subsets, false, true), round_params);
+      with_count = true;
       const bool exact = rows.size() >= static_cast<std::size_t>(limit) ||
                          (rows.size() > 0 && to_int(rows.rows[0][3 + terms.size()]) < 2 * std::int64_t{limit});
-      if (!exact) rows = m_connection->exec(match_sql(terms.size(), subsets, false, false), round_params);
+      if (!exact) {
+        rows = m_connection->exec(match_sql(terms.size(), subsets, false, false), round_params);
+        with_count = false;
+      }
     } else {
       rows = m_connection->exec(match_sql(terms.size(), subsets, from_refs, false), round_params);
     }
+    const std::size_t score_column = 3 + terms.size() + (with_count ? 1 : 0);
     Round round;
     round.matches.reserve(rows.size());
     for (const auto& row : rows.rows) {
-      TermMatch match{ChunkKey{row[0], static_cast<int>(to_int(row[1]))}, static_cast<int>(to_int(row[2])), {}};
-      for (std::size_t i = 0; i < terms.size() && 3 + i < row.size(); ++i) {
+      ChunkKey key{row.at(0), static_cast<int>(to_int(row.at(1)))};
+      TermMatch match{key, static_cast<int>(to_int(row.at(2))), {}, row_of(row, key, score_column + 1)};
+      for (std::size_t i = 0; i < terms.size(); ++i) {
         const std::int64_t packed = to_int(row[3 + i]);
         if (packed == 0) continue;
         match.terms.emplace_back(terms[i], std::array<int, 4>{static_cast<int>((packed >> 21) & 127),
@@ -424,7 +458,7 @@ std::vector<TermMatch> Reader::match_terms(std::int16_t model,
       round.matches.push_back(std::move(match));
     }
     if (!rows.rows.empty() && rows.size() >= static_cast<std::size_t>(limit)) {
-      round.threshold = std::strtod(rows.rows.back().back().c_str(), nullptr);
+      round.threshold = std::strtod(rows.rows.back().at(score_column).c_str(), nullptr);
     }
     return round;
   };
@@ -532,28 +566,14 @@ std::vector<ChunkRow> Reader::chunks(std::int16_t model, const std::vector<Chunk
     blobs.push_back(key.blob);
     ordinals.push_back(std::to_string(key.ordinal));
   }
-  const std::string sql =
-      "SELECT encode(c.blob_id, 'hex'), c.ordinal, c.kind, c.symbol, c.parent, c.signature, c.doc, "
-      "c.start_line, c.end_line, coalesce(encode(c.vector, 'hex'), '') "
-      "FROM unnest($2::text[], $3::int[]) AS k(b, o) "
-      "JOIN chunks c ON c.model_id = $1 AND c.blob_id = decode(k.b, 'hex') AND c.ordinal = k.o";
+  const std::string sql = std::string("SELECT encode(c.blob_id, 'hex'), c.ordinal, ") + k_row_columns +
+                          " FROM unnest($2::text[], $3::int[]) AS k(b, o) "
+                          "JOIN chunks c ON c.model_id = $1 AND c.blob_id = decode(k.b, 'hex') AND c.ordinal = k.o";
   const Rows rows = m_connection->exec(sql, {Param::text(std::to_string(model)), Param::text(text_array(blobs)),
                                              Param::text(text_array(ordinals))});
   std::vector<ChunkRow> result;
   result.reserve(rows.size());
-  for (const auto& row : rows.rows) {
-    ChunkRow chunk;
-    chunk.key = ChunkKey{row[0], static_cast<int>(to_int(row[1]))};
-    chunk.chunk.kind = row[2];
-    chunk.chunk.symbol = row[3];
-    chunk.chunk.parent = row[4];
-    chunk.chunk.signature = row[5];
-    chunk.chunk.doc = row[6];
-    chunk.chunk.start_line = static_cast<int>(to_int(row[7]));
-    chunk.chunk.end_line = static_cast<int>(to_int(row[8]));
-    chunk.vector = from_hex(row[9]).value_or("");
-    result.push_back(std::move(chunk));
-  }
+  for (const auto& row : rows.rows) result.push_back(row_of(row, ChunkKey{row[0], static_cast<int>(to_int(row[1]))}, 2));
   return result;
 }
 

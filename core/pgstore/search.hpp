@@ -45,12 +45,20 @@ struct ChunkKey {
   bool operator==(const ChunkKey& other) const = default;
 };
 
+/// A chunk's stored fields (no text: that is the blob's lines).
+struct ChunkRow {
+  ChunkKey key;
+  types::Chunk chunk;  ///< text empty
+  std::string vector;  ///< pack_values' bytes; empty when the chunk has no vector
+};
+
 /// A chunk matching some of a query's terms: its length (tokens of all fields) and, per
 /// matching term, its occurrences in symbol and parent, signature, doc, body (127 at most).
 struct TermMatch {
   ChunkKey key;
   int length = 0;
   std::vector<std::pair<std::string, std::array<int, 4>>> terms;
+  ChunkRow row;  ///< its fields and vector, sent by the same statement
 };
 
 /// What BM25 needs of the whole store for one model: chunks, tokens, and per term the
@@ -92,13 +100,6 @@ struct Holder {
   std::int64_t ref_id = 0;
   std::string path;
   std::string language;
-};
-
-/// A chunk's stored fields (no text: that is the blob's lines).
-struct ChunkRow {
-  ChunkKey key;
-  types::Chunk chunk;  ///< text empty
-  std::string vector;  ///< pack_values' bytes; empty when the chunk has no vector
 };
 
 /// Where a narrowed lexical statement finds the chunks holding a set of terms: through the

@@ -115,6 +115,11 @@ struct StoreSource::State {
     double share = 0.0;
     std::optional<HistoryAsked> history_asked;
     std::optional<std::vector<pgstore::CodeMatch>> matches;
+    // The matches' holders and rows, which the semantic side reads next: read on the other
+    // reader too, beside the lexical statement rather than after it.
+    std::set<std::string> blobs;
+    std::vector<pgstore::Holder> holders;
+    std::vector<pgstore::ChunkRow> rows;
     std::optional<pgstore::HistoryMatches> history;
     std::thread scan;
   };
@@ -168,9 +173,18 @@ struct StoreSource::State {
       if (holders.count(key.blob) == 0) wanted.insert(key.blob);
     }
     if (wanted.empty()) return;
-    for (const std::string& blob : wanted) holders[blob];
-    for (auto& holder : reader.holders(ref_ids, {wanted.begin(), wanted.end()})) {
-      holders[holder.blob].push_back(std::move(holder));
+    keep_holders(wanted, reader.holders(ref_ids, {wanted.begin(), wanted.end()}));
+  }
+
+  // Keeps the holders `found` of the blobs `asked` (none found: none among the refs) that
+  // are not yet known, each blob's in the refs' order.
+  void keep_holders(const std::set<std::string>& asked, std::vector<pgstore::Holder> found) {
+    std::set<std::string> wanted;
+    for (const std::string& blob : asked) {
+      if (holders.try_emplace(blob).second) wanted.insert(blob);
+    }
+    for (auto& holder : found) {
+      if (wanted.count(holder.blob) != 0) holders[holder.blob].push_back(std::move(holder));
     }
     for (const std::string& blob : wanted) {
       auto& list = holders[blob];
@@ -232,9 +246,10 @@ util::Result<std::vector<store::LexicalHit>> StoreSource::lexical_search(const Q
   const std::vector<std::string> unique = unique_of(phrases);
   if (unique.empty() || s.model_id == 0) return std::vector<store::LexicalHit>{};
   const pgstore::TermStatistics statistics = s.reader.term_statistics(s.model_id, s.ref_ids, unique);
-  const auto matches = s.reader.match_terms(s.model_id, s.ref_ids, unique, statistics,
-                                            {weights.symbol, weights.doc, weights.doc, weights.body}, limit);
+  auto matches = s.reader.match_terms(s.model_id, s.ref_ids, unique, statistics,
+                                      {weights.symbol, weights.doc, weights.doc, weights.body}, limit);
   if (matches.empty()) return std::vector<store::LexicalHit>{};
+  for (auto& match : matches) s.rows.try_emplace(match.key, std::move(match.row));
   std::vector<std::int64_t> frequencies_of_phrases;
   for (const std::string& phrase : phrases) {
     const auto at = std::find(unique.begin(), unique.end(), phrase) - unique.begin();
@@ -317,7 +332,17 @@ void StoreSource::start_nearest_codes(std::span<const std::uint8_t> code, int li
   started->scan = std::thread([&scan, another = s.another, model = s.model_id, refs = s.ref_ids] {
     try {
       if (const auto reader = another()) {
-        scan.matches = reader->nearest_codes(model, refs, scan.code, scan.limit, scan.language, scan.share);
+        auto matches = reader->nearest_codes(model, refs, scan.code, scan.limit, scan.language, scan.share);
+        std::vector<pgstore::ChunkKey> keys;
+        std::set<std::string> blobs;
+        for (const auto& match : matches) {
+          keys.push_back(match.key);
+          blobs.insert(match.key.blob);
+        }
+        scan.holders = reader->holders(refs, {blobs.begin(), blobs.end()});
+        scan.rows = reader->chunks(model, keys);
+        scan.blobs = std::move(blobs);
+        scan.matches = std::move(matches);
         if (const auto& asked = scan.history_asked) {
           scan.history = reader->match_history(refs, asked->files, asked->terms, asked->limit);
         }
@@ -343,11 +368,15 @@ std::vector<store::CodeHit> StoreSource::nearest_codes(std::span<const std::uint
   std::string wanted(reinterpret_cast<const char*>(code.data()), code.size());
   std::optional<std::vector<pgstore::CodeMatch>> found;
   if (State::Started* started = s.finished()) {
-    if (started->code == wanted && started->limit == scan && started->language == filter.language &&
-        started->share == probe_share(reads)) {
+    if (started->matches && started->code == wanted && started->limit == scan &&
+        started->language == filter.language && started->share == probe_share(reads)) {
       found = std::move(started->matches);
+      s.keep_holders(started->blobs, std::move(started->holders));
+      for (auto& row : started->rows) s.rows.try_emplace(row.key, std::move(row));
     }
     started->matches.reset();  // taken once; the history may still be to take
+    started->holders.clear();
+    started->rows.clear();
   }
   const auto near = found ? std::move(*found)
                           : s.reader.nearest_codes(s.model_id, s.ref_ids, wanted, scan, filter.language,
