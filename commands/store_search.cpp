@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <system_error>
 
 #include "commands/settings.hpp"
 #include "core/search/pg_source.hpp"
@@ -97,16 +98,21 @@ util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& vi
 }
 
 search::StoreSource::OpenReader another_reader(const std::string& conninfo) {
+  const auto open = [conninfo]() -> std::shared_ptr<pgstore::Reader> {
+    auto opened = pgstore::Reader::open(conninfo);
+    if (!opened) return nullptr;
+    return std::move(opened).value();
+  };
   struct Opening {
     std::future<std::shared_ptr<pgstore::Reader>> reader;
     std::atomic<bool> taken{false};
   };
   auto opening = std::make_shared<Opening>();
-  opening->reader = std::async(std::launch::async, [conninfo]() -> std::shared_ptr<pgstore::Reader> {
-    auto opened = pgstore::Reader::open(conninfo);
-    if (!opened) return nullptr;
-    return std::move(opened).value();
-  });
+  try {
+    opening->reader = std::async(std::launch::async, open);
+  } catch (const std::system_error&) {
+    return open;  // no thread to be had: connected when asked for
+  }
   return [opening]() -> std::shared_ptr<pgstore::Reader> {
     if (opening->taken.exchange(true)) return nullptr;
     return opening->reader.get();

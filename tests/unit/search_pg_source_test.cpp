@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <tuple>
 
+#include "core/pgstore/connection.hpp"
 #include "core/pgstore/search.hpp"
 #include "core/pgstore/store.hpp"
 #include "core/search/pg_source.hpp"
@@ -124,6 +126,31 @@ TEST_CASE("search::StoreSource scores lexical candidates as the local index does
     CHECK(remote_results[i].origin.repository == "acme/app");
     CHECK(local_results[i].origin.repository.empty());
   }
+
+  // The lexical statement sent each candidate's fields with it: with the reader's connection
+  // gone after the search, the candidates' records are still there, the same as the local
+  // index's (symbol and lines).
+  auto own = std::move(pgstore::Reader::open(uri).value());
+  const search::StoreSource alone(*own, own->refs());
+  const auto parsed = search::parse_query("retries request header");
+  const auto hits = alone.lexical_search(parsed, {}, 50).value();
+  const auto local_hits = here.lexical_search(parsed, {}, 50).value();
+  REQUIRE(hits.size() == 2);  // parse_request and retry_request
+  auto admin = std::move(pgstore::Connection::open(uri).value());
+  admin->exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+              "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  const auto heads_of = [](const search::Source& source, const std::vector<store::LexicalHit>& found) {
+    std::vector<std::int64_t> ids;
+    for (const auto& hit : found) ids.push_back(hit.chunk_id);
+    std::vector<std::tuple<std::string, std::string, std::string, int, int>> heads;
+    for (const auto& record : source.chunks_by_id(ids, store::Store::Detail::head)) {
+      heads.emplace_back(record.path, record.chunk.kind, record.chunk.symbol, record.chunk.start_line,
+                         record.chunk.end_line);
+    }
+    std::sort(heads.begin(), heads.end());
+    return heads;
+  };
+  CHECK(heads_of(alone, hits) == heads_of(here, local_hits));
 }
 
 TEST_CASE(
@@ -261,8 +288,26 @@ TEST_CASE("search::StoreSource runs a started Hamming scan on another reader, or
     return std::move(pgstore::Reader::open(uri).value());
   });
   two.start_nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions);
-  CHECK(places_of(two.nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions)) == expected);
+  const auto found = two.nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions);
+  CHECK(places_of(found) == expected);
   CHECK(opened == 1);
+  // Their rows and holders came from the other reader with them: the same records as the
+  // source's own reader reads.
+  const auto records_of = [](const search::StoreSource& source, const std::vector<store::CodeHit>& hits) {
+    std::vector<std::int64_t> ids;
+    for (const auto& hit : hits) ids.push_back(hit.chunk_id);
+    std::vector<std::tuple<std::int64_t, std::string, std::string, int, int, std::string>> records;
+    for (const auto& record : source.chunks_by_id(ids, store::Store::Detail::head)) {
+      records.emplace_back(record.id, record.path, record.chunk.symbol, record.chunk.start_line,
+                           record.chunk.end_line, source.origin(record.id).repository);
+    }
+    std::sort(records.begin(), records.end());
+    return records;
+  };
+  const auto expected_records =
+      records_of(alone, alone.nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions));
+  REQUIRE(expected_records.size() == 3);
+  CHECK(records_of(two, found) == expected_records);
   // Asked for something else than was started: run on its own reader.
   const auto more = two.nearest_codes(code, 5, everything, store::CodeScan::nearest_partitions);
   CHECK(more.size() == 5);
@@ -285,4 +330,18 @@ TEST_CASE("search::StoreSource runs a started Hamming scan on another reader, or
     dropped.start_nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions);
   }
   CHECK(opened == 3);
+
+  // The rows and holders of the codes found came from the other reader with them: once the
+  // codes are taken, the search's own connection is not needed for their records.
+  auto own = std::move(pgstore::Reader::open(uri).value());
+  const search::StoreSource prefetched(*own, own->refs(), [&]() -> std::shared_ptr<pgstore::Reader> {
+    return std::move(pgstore::Reader::open(uri).value());
+  });
+  prefetched.start_nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions);
+  const auto taken = prefetched.nearest_codes(code, 3, everything, store::CodeScan::nearest_partitions);
+  REQUIRE(places_of(taken) == expected);
+  auto admin = std::move(pgstore::Connection::open(uri).value());
+  admin->exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+              "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+  CHECK(records_of(prefetched, taken) == expected_records);
 }
