@@ -36,12 +36,20 @@ std::string porter_stem(std::string_view token) {
 }
 
 const std::string& StemCache::stem(std::string_view token) {
+  const auto found = m_stems.find(token);
+  if (found != m_stems.end()) return found->second;
+  trim();
+  return m_stems.emplace(std::string(token), porter_stem(token)).first->second;
+}
+
+const std::string* StemCache::kept_stem(std::string_view token) {
   auto found = m_stems.find(token);
-  if (found == m_stems.end()) {
-    if (m_stems.size() >= k_most_tokens) m_stems.clear();
-    found = m_stems.emplace(std::string(token), porter_stem(token)).first;
-  }
-  return found->second;
+  if (found == m_stems.end()) found = m_stems.emplace(std::string(token), porter_stem(token)).first;
+  return &found->second;
+}
+
+void StemCache::trim() {
+  if (m_stems.size() >= k_most_tokens) m_stems.clear();
 }
 
 } // namespace kasava::util

@@ -21,12 +21,17 @@ std::string porter_stem(std::string_view token);
 /// repeat (a publish's chunks and commit subjects, a search's candidate paths). Keeps up to
 /// k_most_tokens tokens, then starts again: a tree's distinct tokens grow with it (the Linux
 /// kernel has 4.1 million, which kept whole took ~400 MB per publishing connection). Not
-/// thread-safe; the reference is valid until the next call.
+/// thread-safe; stem()'s reference is valid until the next call.
 class StemCache {
 public:
   static constexpr std::size_t k_most_tokens = 50'000;
 
   const std::string& stem(std::string_view token);
+  /// The same stem, kept until the next trim() (never dropped in between): a caller may
+  /// hold the addresses of many stems at once, and equal stems share one address.
+  const std::string* kept_stem(std::string_view token);
+  /// Starts again when k_most_tokens tokens are kept: before a new batch of kept_stem calls.
+  void trim();
   std::size_t size() const { return m_stems.size(); }
 
 private:
