@@ -53,3 +53,21 @@ TEST_CASE("util::StemCache keeps at most k_most_tokens tokens and still stems ea
   CHECK(stems.size() == most / 2);  // started again when full
   CHECK(stems.stem("connections") == "connect");
 }
+
+TEST_CASE("util::StemCache keeps every kept_stem until trim(), which starts again only when full") {
+  kasava::util::StemCache stems;
+  const std::size_t most = kasava::util::StemCache::k_most_tokens;
+  const std::string* first = stems.kept_stem("connections");
+  CHECK(*first == "connect");
+  CHECK(stems.kept_stem("connections") == first);  // one address a token
+  CHECK(stems.kept_stem("connects") != first);     // another token, another address of the same stem
+  for (std::size_t i = 0; i < most + 10; ++i) stems.kept_stem("parsing" + std::to_string(i) + "s");
+  CHECK(stems.size() == most + 12);  // kept past the bound: nothing dropped between trims
+  CHECK(*first == "connect");
+  CHECK(stems.kept_stem("connections") == first);
+  stems.trim();
+  CHECK(stems.size() == 0);
+  stems.kept_stem("connections");
+  stems.trim();  // not full: kept
+  CHECK(stems.size() == 1);
+}
