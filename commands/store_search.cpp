@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <string_view>
 #include <system_error>
 
 #include "commands/settings.hpp"
+#include "core/pgstore/connection.hpp"
 #include "core/search/pg_source.hpp"
 #include "core/util/glob.hpp"
 
@@ -95,6 +97,20 @@ util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& vi
   }
   return util::JsonValue::Object{
       {"store", reader.where()}, {"repositories", repositories}, {"refs", util::JsonValue(std::move(refs))}};
+}
+
+std::thread load_store_library_early(int argc, char** argv) {
+  bool named = !environment("KASAVA_STORE").empty();
+  for (int i = 1; i < argc && !named; ++i) {
+    const std::string_view word = argv[i];
+    named = word == "--store" || word.rfind("--store=", 0) == 0;
+  }
+  if (!named) return {};
+  try {
+    return std::thread(pgstore::load_client_library);
+  } catch (const std::system_error&) {
+    return {};  // loaded when the store is opened
+  }
 }
 
 search::StoreSource::OpenReader another_reader(const std::string& conninfo) {

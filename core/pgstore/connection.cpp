@@ -89,6 +89,8 @@ const PqApi& pq() {
 
 } // namespace
 
+void load_client_library() { static_cast<void>(pq()); }
+
 struct Connection::Handle {
   PGconn* conn = nullptr;
   ~Handle() {

@@ -140,6 +140,12 @@ private:
   bool m_open = true;
 };
 
+/// Loads libpq and its libraries (~3 ms, mostly the dynamic linker's symbol lookups) if not
+/// yet loaded: a command that will connect may start this early, on another thread, so that
+/// it overlaps the command's own setup. Thread-safe; a missing libpq is reported by the
+/// first Connection::open, not here.
+void load_client_library();
+
 /// The binary form of bit varying for these bytes (all their bits, first byte first).
 std::string binary_bits(std::string_view bytes);
 
