@@ -28,7 +28,8 @@ public:
 
   const std::string& stem(std::string_view token);
   /// The same stem, kept until the next trim() (never dropped in between): a caller may
-  /// hold the addresses of many stems at once, and equal stems share one address.
+  /// hold the addresses of many stems at once. One token, one address; two tokens with one
+  /// stem ("parse", "parses") have two.
   const std::string* kept_stem(std::string_view token);
   /// Starts again when k_most_tokens tokens are kept: before a new batch of kept_stem calls.
   void trim();
