@@ -389,12 +389,7 @@ int run(int argc, char** argv) {
   commands::install_interrupt_handlers();
   // A command line naming a shared store: its client library (~3 ms to load) loads while the
   // rest is parsed and set up rather than after; joined whichever way this returns.
-  struct JoinedThread {
-    std::thread thread;
-    ~JoinedThread() {
-      if (thread.joinable()) thread.join();
-    }
-  } const store_library{commands::load_store_library_early(argc, argv)};
+  const std::jthread store_library = commands::load_store_library_early(argc, argv);
 
   ParsedOptions options;
   CLI::App app{"Semantic code search for git repositories, offline by default", "kasava"};

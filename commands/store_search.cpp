@@ -99,7 +99,7 @@ util::JsonValue store_status_document(pgstore::Reader& reader, const Visible& vi
       {"store", reader.where()}, {"repositories", repositories}, {"refs", util::JsonValue(std::move(refs))}};
 }
 
-std::thread load_store_library_early(int argc, char** argv) {
+std::jthread load_store_library_early(int argc, char** argv) {
   bool named = !environment("KASAVA_STORE").empty();
   for (int i = 1; i < argc && !named; ++i) {
     const std::string_view word = argv[i];
@@ -107,7 +107,7 @@ std::thread load_store_library_early(int argc, char** argv) {
   }
   if (!named) return {};
   try {
-    return std::thread(pgstore::load_client_library);
+    return std::jthread(pgstore::load_client_library);
   } catch (const std::system_error&) {
     return {};  // loaded when the store is opened
   }

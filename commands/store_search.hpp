@@ -61,8 +61,8 @@ std::vector<search::SearchHit> search_store(Context& context, pgstore::Reader& r
 /// Loads the shared store's client library on a thread of its own when this command line
 /// names a store (`--store`, `--store=…` or KASAVA_STORE; a store set in a config file is
 /// not seen this early): it then loads while the command line is parsed and the command set
-/// up. The caller joins the thread (not joinable when nothing was started).
-std::thread load_store_library_early(int argc, char** argv);
+/// up. Joined when the returned thread goes (none when nothing was started).
+std::jthread load_store_library_early(int argc, char** argv);
 
 /// Another reader of `conninfo` for search_store, nullptr when it cannot connect (or was
 /// taken already). Its connection opens at once, in the background: beside the search's own,
