@@ -203,8 +203,11 @@ const std::vector<CommandSpec>& command_table() {
          app.add_option("--store", o.ask.store,
                         "Search this shared PostgreSQL store (a libpq URI or key=value string; "
                         "default: KASAVA_STORE, else the local index)");
+         // One glob per --repo: otherwise CLI11 lets it take every word up to the next option
+         // and eat the `--` that guards a question starting with a dash.
          app.add_option("--repo", o.ask.repositories,
-                        "With --store: only repositories whose name matches this glob (repeatable)");
+                        "With --store: only repositories whose name matches this glob (repeatable)")
+             ->allow_extra_args(false);
          app.add_option("--ref", o.ask.ref,
                         "With --store: this ref of each repository (default: its latest publish)");
        },
@@ -329,7 +332,8 @@ const std::vector<CommandSpec>& command_table() {
          app.add_option("--allow-host", o.serve.allowed_hosts,
                         "A name clients reach the server by (the Host header); repeatable. On "
                         "loopback localhost and the address are always accepted; elsewhere any "
-                        "name is, unless this is given");
+                        "name is, unless this is given")
+             ->allow_extra_args(false);
          app.add_option("--rate-limit", o.serve.rate_limit,
                         "Requests per second per client address (0: no limit)")
              ->default_val(o.serve.rate_limit)->check(CLI::Range(0.0, 1000000.0));

@@ -123,6 +123,15 @@ TEST_CASE("ask --store: every repository's latest ref, with --repo and --ref, an
   REQUIRE(lib["results"].size() >= 1);
   CHECK(lib["results"][0]["path"].as_string() == "lib.go");
   CHECK(lib["results"][0]["repository"].as_string() == "acme/lib");
+  // One glob per --repo: the `--` after it still guards a question that starts with a dash, and
+  // a second word is not taken as another glob.
+  const util::JsonValue dashed = ask_json(org.nowhere, org.uri, {"--repo", "acme/lib", "--", "--sum two numbers"});
+  CHECK(dashed["query"].as_string() == "--sum two numbers");
+  REQUIRE(dashed["results"].size() >= 1);
+  CHECK(dashed["results"][0]["repository"].as_string() == "acme/lib");
+  const RunResult two = run_checked(org.nowhere, {"ask", "--store", org.uri, "--repo", "acme/lib", "x/*", "sum"});
+  CHECK(two.exit_code == 2);
+  CHECK(two.err.find("not expected: sum") != std::string::npos);
 
   // Nothing matched: one line naming what was asked.
   const RunResult none = run_checked(org.nowhere, {"ask", "--store", org.uri, "anything", "--repo", "nope/*"});

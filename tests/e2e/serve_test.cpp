@@ -396,6 +396,10 @@ TEST_CASE("serve: a non-loopback address needs a token file or --insecure-no-aut
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("--token-file") != std::string::npos);
   CHECK(repo.kasava({"serve", "--listen", "nonsense"}).exit_code == 2);
+  // One name per --allow-host, as for every repeatable option: a second word is refused.
+  const RunResult two_names = repo.kasava({"serve", "--allow-host", "a.internal", "b.internal"});
+  CHECK(two_names.exit_code == 2);
+  CHECK(two_names.err.find("not expected: b.internal") != std::string::npos);
 
   TempDir scratch("serve-open");
   BackgroundKasava open({"serve", "--listen", "0.0.0.0:0", "--insecure-no-auth", "--allow-host", "search.internal"},
