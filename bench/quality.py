@@ -41,6 +41,8 @@ examples:
   bench/quality.py --commit-set                            # tuning part, at parents, 3 modes
   bench/quality.py --commit-set --at head --mode hybrid    # quick: indexed once, at the head
   bench/quality.py --commit-set --repos all --json --list  # all 8, every query's ranked files
+  bench/quality.py --commit-set --at head --mode hybrid --store postgresql:///kasava
+                                                           # local index against the store
   bench/quality.py --all                                   # commit set, CoSQA dev, identifiers
   bench/quality.py --split both --mode all                 # the CoSQA table, dev and test
   bench/quality.py --split dev --weights 0.3,0.5,0.7,0.9   # tune the blend on dev
@@ -96,6 +98,9 @@ class Kasava:
         self.features = False  # --features: ask each hybrid query for its candidates' features
         self.last_features = []
         self.features_by_query = {}
+        self.store = None  # --store: the URL asked by the "+store" and "+store-all" runs
+        self.store_name = None  # and the name this repository is published under
+        self.store_ref = None  # and the ref (at parents: one per query), or its branch
         if not os.access(binary, os.X_OK):
             raise Failure(f"kasava binary {binary}: not found or not executable (build it, or pass --binary)")
         ask_help = self._help("ask")
@@ -121,10 +126,14 @@ class Kasava:
     def _base(self):
         return [self.binary, "--index", self.index] + self.global_args
 
-    def build_index(self, target, rebuild=False, quiet=False):
-        """`kasava index TARGET --json` into self.index; returns its summary."""
+    def build_index(self, target, rebuild=False, quiet=False, publish=False):
+        """`kasava index TARGET --json` into self.index (and, with PUBLISH, into self.store
+        under self.store_name); returns its summary."""
         started = time.time()
         command = self._base() + ["index", target, "--json"] + self.index_args
+        if publish:
+            command += ["--store", self.store, "--name", self.store_name]
+            command += ["--ref", self.store_ref] if self.store_ref else []
         if rebuild:
             command.append("--rebuild")
         result = subprocess.run(command, capture_output=True, text=True)
@@ -149,8 +158,17 @@ class Kasava:
             features = tempfile.NamedTemporaryFile(prefix="kasava-features-", delete=False)
             features.close()
             env[FEATURES_ENV] = features.name
-        command = self._base() + ["ask", "--json", "--limit", str(self.limit), "--mode", mode,
-                                  "--no-refresh"] + self.ask_args + ["--", query]
+        # "MODE+store" asks self.store for this repository alone, "MODE+store-all" across it all.
+        mode, _, where = mode.partition("+")
+        if where:
+            command = ([self.binary] + self.global_args + ["ask", "--json", "--limit", str(self.limit),
+                        "--mode", mode, "--store", self.store] +
+                       (["--repo", self.store_name] if where == "store" else []) +
+                       (["--ref", self.store_ref] if self.store_ref else []) + self.ask_args +
+                       ["--", query])
+        else:
+            command = self._base() + ["ask", "--json", "--limit", str(self.limit), "--mode", mode,
+                                      "--no-refresh"] + self.ask_args + ["--", query]
         # Output to files, not pipes, so the process can be reaped with wait4 for its CPU time.
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             started = time.perf_counter()
@@ -175,9 +193,12 @@ class Kasava:
         files = []
         seen = set()
         for hit in json.loads(stdout)["results"] if stdout.strip() else []:
-            if hit["path"] not in seen:
-                seen.add(hit["path"])
-                files.append(hit["path"])
+            # Across a store, another repository's file takes its rank and matches no gold file.
+            path = hit["path"] if hit.get("repository", self.store_name) == self.store_name \
+                else f"{hit['repository']}:{hit['path']}"
+            if path not in seen:
+                seen.add(path)
+                files.append(path)
         return files, (seconds, cpu)
 
     def ask_all(self, repo, queries, mode, weight=None):
@@ -760,6 +781,7 @@ def ask_commit_queries(args, name, clones, items, runs, limit):
     def kasava_at(clone):
         kasava = Kasava(args.binary, clone + ".db", args.model, 1, limit)
         kasava.features = bool(args.features)
+        kasava.store, kasava.store_name = args.store, name
         return kasava
 
     def ask_runs(kasava, clone, item):
@@ -790,7 +812,10 @@ def ask_commit_queries(args, name, clones, items, runs, limit):
             first = True
             for item in run:
                 checkout(clone, item["parent"])
-                summary = kasava.build_index(clone, args.rebuild and first, quiet=True)
+                # With --store, each parent is published as a ref of its own and asked there.
+                kasava.store_ref = f"parent-{item['parent'][:12]}" if args.store else None
+                summary = kasava.build_index(clone, args.rebuild and first, quiet=True,
+                                             publish=bool(args.store))
                 first = False
                 refresh_seconds.append(summary["seconds"])
                 ask_runs(kasava, clone, item)
@@ -902,6 +927,21 @@ def run_commit_set(args, work):
         runs = [(mode, args.weight if mode == "hybrid" else None) for mode in args.modes]
     sources = os.path.abspath(args.sources or SOURCES)
     rows, listed, started = [], [], time.time()
+    if args.store and args.at == "parents":
+        runs += [(f"{mode}+store", weight) for mode, weight in list(runs)]
+    elif args.store:
+        # Every repository is in the store before the first question across all of them.
+        runs += [(f"{mode}+{where}", weight) for where in ("store", "store-all")
+                 for mode, weight in list(runs)]
+        for name in names:
+            full, head, _ = by_name[name]
+            clone = os.path.join(work, f"{name}-0")
+            prepare_clone(os.path.join(sources, name), clone, head)
+            kasava = Kasava(args.binary, clone + ".db", args.model)
+            kasava.store, kasava.store_name = args.store, name
+            summary = kasava.build_index(clone, args.rebuild, quiet=True, publish=True)
+            progress(f"{name}: indexed and published in {summary['seconds']}s "
+                     f"({summary.get('chunks')} chunks)")
     for name in names:
         full, head, count = by_name[name]
         progress(f"{name} ({full} at {head[:12]}): {count} queries at "
@@ -998,6 +1038,11 @@ def main():
                         help="commit set and --repo: index each query at its commit's parent "
                              "(the protocol, default) or once at the head (faster; leaks the "
                              "query's own commit)")
+    parser.add_argument("--store", metavar="URL",
+                        help="commit set: publish each repository into this PostgreSQL store "
+                             "too (under its short name) and add runs asking it: MODE+store "
+                             "(--repo NAME) and, at the head, MODE+store-all (every repository); "
+                             "at parents each parent is published and asked as a ref of its own")
     parser.add_argument("--cpython", metavar="PATH",
                         help="--all: CPython's Lib for the identifiers (default: the newest /usr/lib/python3.N)")
     parser.add_argument("--split", choices=["dev", "test", "both"], default="dev",
@@ -1039,6 +1084,8 @@ def main():
             args.features = os.path.abspath(args.features)
             open(args.features, "w").close()
         args.weights = parse_weights(args.weights) if args.weights else None
+        if args.store and not args.commit_set:
+            raise Failure("--store: only with --commit-set")
         if args.weight is not None and not 0.0 <= args.weight <= 1.0:
             raise Failure(f"--weight {args.weight}: must be between 0 and 1")
         if args.weights and args.weight is not None:
