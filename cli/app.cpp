@@ -495,8 +495,11 @@ int run(int argc, char** argv) {
         }));
   } catch (const util::Failure& e) {
     if (commands::interrupted()) {
-      print_error("interrupted: the index keeps every file written so far; run `kasava index` "
-                  "again to finish");
+      // A command that knows what it leaves behind says so; otherwise the index's words.
+      print_error(std::string_view(e.what()).starts_with("interrupted: ")
+                      ? e.what()
+                      : "interrupted: the index keeps every file written so far; run `kasava index` "
+                        "again to finish");
       return commands::exit_code(commands::interrupted_status());
     }
     print_error(e.what());

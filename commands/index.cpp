@@ -280,7 +280,7 @@ ExitStatus run_index(const IndexCommandOptions& options, Context& context, Prepa
                                  !options.ref.empty() ? options.ref : ref_name(options.revision, root),
                                  context.embedder().model_id()};
     try {
-      published = publish(request, **local, source);
+      published = publish(request, **local, source, context.output);
     } catch (const util::Failure& failure) {
       publish_failure = failure;
     }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "commands/interrupt.hpp"
 #include "core/pgstore/store.hpp"
 #include "core/util/strings.hpp"
 
@@ -80,6 +82,53 @@ private:
   std::exception_ptr m_failure;
 };
 
+// The publish's progress line on a terminal: what it is doing, and while it sends, the blobs
+// handed to the senders out of those to send, redrawn at most ten times a second.
+class PublishProgress {
+public:
+  explicit PublishProgress(Output& output) : m_output(output) {}
+  ~PublishProgress() { m_output.end_progress(); }
+  PublishProgress(const PublishProgress&) = delete;
+  PublishProgress& operator=(const PublishProgress&) = delete;
+
+  void step(const std::string& what) { m_output.progress("publishing: " + what); }
+  void start_sending(std::size_t blobs) {
+    m_total = blobs;
+    m_started = std::chrono::steady_clock::now();
+  }
+  void sent(std::size_t blobs, std::int64_t chunks) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!m_output.shows_progress() || now - m_drawn < std::chrono::milliseconds(100)) return;
+    m_drawn = now;
+    const double elapsed = std::chrono::duration<double>(now - m_started).count();
+    char line[160];
+    if (elapsed > 0.5 && blobs > 0 && blobs < m_total) {
+      const double rate = static_cast<double>(blobs) / elapsed;
+      std::snprintf(line, sizeof line, "publishing: %zu/%zu blobs, %lld chunks, ETA %.0fs", blobs, m_total,
+                    static_cast<long long>(chunks), static_cast<double>(m_total - blobs) / rate);
+    } else {
+      std::snprintf(line, sizeof line, "publishing: %zu/%zu blobs, %lld chunks", blobs, m_total,
+                    static_cast<long long>(chunks));
+    }
+    m_output.progress(line);
+  }
+
+private:
+  Output& m_output;
+  std::size_t m_total = 0;
+  std::chrono::steady_clock::time_point m_started;
+  std::chrono::steady_clock::time_point m_drawn;
+};
+
+// Ctrl-C stops a publish between blobs and before its swap: the blobs already committed stay
+// for the next run, which does not send them again.
+void stop_if_interrupted() {
+  if (interrupted()) {
+    throw util::Failure("interrupted: the local index is complete, the store keeps the blobs sent "
+                        "so far; run `kasava index --store` again to publish");
+  }
+}
+
 } // namespace
 
 std::string repository_name(const std::string& name, const std::string& root) {
@@ -98,8 +147,11 @@ std::string ref_name(const std::string& revision, const std::string& root) {
   return branch.empty() ? "HEAD" : branch;
 }
 
-PublishSummary publish(const PublishRequest& request, const store::Store& local, repo::Source& source) {
+PublishSummary publish(const PublishRequest& request, const store::Store& local, repo::Source& source,
+                       Output& output) {
   const auto started = std::chrono::steady_clock::now();
+  PublishProgress progress(output);
+  progress.step("connecting to the store");
   auto opened = pgstore::Store::open(request.conninfo);
   if (!opened) throw util::Failure(opened.error());
   pgstore::Store& shared = **opened;
@@ -133,7 +185,9 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
   summary.files = static_cast<std::int64_t>(files.size());
   summary.blobs = static_cast<std::int64_t>(ids.size());
 
+  progress.step("asking the store which of " + std::to_string(ids.size()) + " blobs it has");
   shared.hold_publish_lock();  // until the swap: no collection between check and swap
+  stop_if_interrupted();
   std::vector<bool> to_send(ids.size(), true);
   {
     std::vector<std::string> asked;
@@ -144,6 +198,7 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
       if (at < ids.size() && *ids[at] == id) to_send[at] = false;
     }
   }
+  progress.start_sending(static_cast<std::size_t>(std::count(to_send.begin(), to_send.end(), true)));
   BatchQueue queue;
   // The senders: this connection, and another one from the second batch on (a publish of a
   // few changed files needs no more).
@@ -181,6 +236,8 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
     for (const pgstore::SnapshotFile& file : files) {
       const std::size_t at = position_of(file.blob_id);
       if (!to_send[at]) continue;
+      stop_if_interrupted();
+      progress.sent(static_cast<std::size_t>(summary.blobs_sent), summary.chunks_sent);
       to_send[at] = false;  // one upload per blob, whatever paths share it
       repo::SourceEntry entry;
       entry.path = file.path;
@@ -219,12 +276,21 @@ PublishSummary publish(const PublishRequest& request, const store::Store& local,
     queue.fail(std::current_exception());
   }
   queue.close();
+  progress.step(std::to_string(summary.blobs_sent) + " blobs, " + std::to_string(summary.chunks_sent) +
+                " chunks read; writing the last of them");
   for (std::thread& thread : senders) thread.join();
   queue.rethrow();
+  stop_if_interrupted();
+  progress.step("swapping the snapshot of " + request.repository + " " + request.ref);
   const pgstore::SwapResult swapped = shared.swap_snapshot(snapshot);
   summary.changed = swapped.changed;
   summary.chunks = swapped.chunks;
-  summary.codes_partitioned = shared.update_partitions(request.model);
+  // Published: once interrupted, the partitions are left to a later publish (a training of
+  // half a million codes takes ~14 s).
+  if (!interrupted()) {
+    progress.step("updating the store's partitions of codes");
+    summary.codes_partitioned = shared.update_partitions(request.model);
+  }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return summary;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "commands/output.hpp"
 #include "core/repo/source.hpp"
 #include "core/store/store.hpp"
 
@@ -40,8 +41,10 @@ std::string ref_name(const std::string& revision, const std::string& root);
 /// Publishes the index `local` (complete, of `source`) as request.repository at
 /// request.ref: asks the store which of the snapshot's blobs it has (one query), reads each
 /// missing blob from `source`, checks that its git hash is its id, sends it in batches, then
-/// swaps the snapshot in one transaction. Throws util::Failure with one line naming the
-/// store's host and port (never a password).
-PublishSummary publish(const PublishRequest& request, const store::Store& local, repo::Source& source);
+/// swaps the snapshot in one transaction, showing its progress on `output`. Throws
+/// util::Failure with one line naming the store's host and port (never a password), or
+/// starting "interrupted:" when Ctrl-C or SIGTERM stopped it before the swap.
+PublishSummary publish(const PublishRequest& request, const store::Store& local, repo::Source& source,
+                       Output& output);
 
 } // namespace kasava::commands

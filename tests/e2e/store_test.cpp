@@ -331,6 +331,66 @@ TEST_CASE("store: a publish killed before its swap leaves the old snapshot, the 
   CHECK(count(database, "SELECT count(*) FROM blobs") == blobs + 1);
 }
 
+TEST_CASE("store: Ctrl-C stops a publish before it sends or swaps, with one line saying what to do, and "
+          "the next run publishes", "[store]") {
+  PostgresServer& server = PostgresServer::shared();
+  const std::string database = server.create_database("interrupted");
+  const std::string uri = server.uri(database);
+  FixtureRepo repo;
+  write_project(repo, "a.py", "def a():\n    return 1\n");
+  REQUIRE(run_checked(repo, {"status", "--store", uri}).exit_code == 0);  // the schema, made
+
+  // Another session holds the publishers' lock as a collection would: the publish waits for it
+  // with its local index complete, is interrupted there, and stops once it has the lock.
+  const pid_t locker = ::fork();
+  if (locker == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    const std::string conninfo = server.socket_conninfo(database);
+    ::execlp("psql", "psql", "-X", "-q", "-d", conninfo.c_str(), "-c",
+             ("SELECT pg_advisory_lock(" + std::to_string(0x6b61736176610002) + "), pg_sleep(120);").c_str(),
+             static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto wait_for = [&](const std::string& sql) {
+    for (int i = 0; i < 600 && count(database, sql) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(count(database, sql) == 1);
+  };
+  wait_for("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted");
+  TempDir logs("logs");
+  {
+    BackgroundKasava publisher({"index", "--store", uri, "--name", "acme/stop"}, repo.root(), logs / "stopped");
+    wait_for("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kasava' "
+             "AND wait_event_type = 'Lock'");
+    publisher.signal(SIGINT);
+    server.psql(database, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'psql' "
+                          "AND query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()");
+    CHECK(publisher.wait() == 130);
+    INFO(publisher.err());
+    CHECK(lines_of(publisher.err()).size() == 1);
+    CHECK(publisher.err().find("interrupted: the local index is complete") != std::string::npos);
+    CHECK(publisher.err().find("run `kasava index --store` again") != std::string::npos);
+    CHECK(publisher.out().find("files indexed") != std::string::npos);  // the local summary
+  }
+  int status = 0;
+  ::waitpid(locker, &status, 0);
+  CHECK(count(database, "SELECT count(*) FROM refs") == 0);
+  CHECK(count(database, "SELECT count(*) FROM blobs") == 0);
+
+  // The next run publishes, and on a terminal says what it is doing.
+  RunOptions terminal_err;
+  terminal_err.stderr_terminal = true;
+  const RunResult again = run_checked(repo, {"index", "--store", uri, "--name", "acme/stop"}, terminal_err);
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.err.find("publishing: swapping the snapshot of acme/stop") != std::string::npos);
+  CHECK(again.out.find("publishing:") == std::string::npos);
+  CHECK(count(database, "SELECT count(*) FROM refs") == 1);
+  CHECK(count(database, "SELECT count(*) FROM blobs") == static_cast<std::int64_t>(sample_file_count()) + 1);
+}
+
 TEST_CASE("store: a publish of several batches, sent on two connections, stores every chunk once",
           "[store]") {
   PostgresServer& server = PostgresServer::shared();
