@@ -38,43 +38,6 @@ std::int64_t statistics_drift(const std::string& database) {
                "WHERE coalesce(a.n, 0) <> m.chunks OR coalesce(a.t, 0) <> m.tokens");
 }
 
-// Waits until `sql` counts 1 (a lock granted or awaited: an event the test caused).
-void wait_for(const std::string& database, const std::string& sql) {
-  for (int i = 0; i < 1200 && count(database, sql) == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  REQUIRE(count(database, sql) == 1);
-}
-
-// A psql session that holds `lock_sql` in an open transaction until it is terminated.
-pid_t hold_lock(const std::string& database, const std::string& lock_sql) {
-  const std::string conninfo = PostgresServer::shared().socket_conninfo(database);
-  const std::string script = "BEGIN; " + lock_sql + "; SELECT pg_sleep(300);";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execlp("psql", "psql", "-X", "-q", "-d", conninfo.c_str(), "-c", script.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  return pid;
-}
-
-void release_lock(const std::string& database, pid_t locker) {
-  PostgresServer::shared().psql(
-      database, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'psql' "
-                "AND query LIKE '%pg_sleep(300)%' AND pid <> pg_backend_pid()");
-  int status = 0;
-  ::waitpid(locker, &status, 0);
-}
-
-void write_project(const FixtureRepo& repo, const std::string& extra_name, const std::string& extra) {
-  write_sample_project(repo);
-  repo.write(extra_name, extra);
-  repo.commit_all("project");
-}
-
 } // namespace
 
 TEST_CASE("store keep: unpublish removes a ref, then a repository, with exactly the blobs "

@@ -1,8 +1,9 @@
 // End-to-end tests of the shared PostgreSQL store (`kasava index --store`, `kasava status
 // --store`) against a real server the tests start (tests/support/postgres_server.hpp): several
 // repositories and branches published, a fork sending only its own blobs, a re-publish sending
-// nothing, concurrent publishers, a publish of several batches on two connections, a server
-// that refuses or is not there. Every run's output is searched for the server's password.
+// nothing, concurrent publishers, a publish killed or interrupted (Ctrl-C) before its swap, a
+// publish of several batches on two connections, a server that refuses or is not there.
+// Every run's output is searched for the server's password.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "core/pgstore/store.hpp"
 #include "tests/e2e/background.hpp"
 #include "tests/e2e/harness.hpp"
 #include "tests/e2e/store_runs.hpp"
@@ -39,13 +41,6 @@ util::JsonValue publish(const FixtureRepo& repo, const std::string& uri, std::ve
   const util::JsonValue* published = document.find("publish");
   REQUIRE(published != nullptr);
   return *published;
-}
-
-// The sample project committed, plus a small file of its own.
-void write_project(const FixtureRepo& repo, const std::string& extra_name, const std::string& extra) {
-  write_sample_project(repo);
-  repo.write(extra_name, extra);
-  repo.commit_all("project");
 }
 
 } // namespace
@@ -288,37 +283,19 @@ TEST_CASE("store: a publish killed before its swap leaves the old snapshot, the 
   const std::string new_commit = repo.git({"rev-parse", "HEAD"}).substr(0, 40);
 
   // Another session holds the refs table: the publisher sends its blob, then waits at the swap.
-  const pid_t locker = ::fork();
-  if (locker == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    const std::string conninfo = server.socket_conninfo(database);
-    ::execlp("psql", "psql", "-X", "-q", "-d", conninfo.c_str(), "-c",
-             "BEGIN; LOCK TABLE refs IN EXCLUSIVE MODE; SELECT pg_sleep(120);", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  const auto wait_for = [&](const std::string& sql) {
-    for (int i = 0; i < 600 && count(database, sql) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    REQUIRE(count(database, sql) == 1);
-  };
-  wait_for("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
-           "WHERE c.relname = 'refs' AND l.mode = 'ExclusiveLock' AND l.granted");
+  const pid_t locker = hold_lock(database, "LOCK TABLE refs IN EXCLUSIVE MODE");
+  wait_for(database, "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                     "WHERE c.relname = 'refs' AND l.mode = 'ExclusiveLock' AND l.granted");
   TempDir logs("logs");
   {
     BackgroundKasava publisher({"index", "--store", uri, "--name", "acme/kill"}, repo.root(), logs / "killed");
-    wait_for("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kasava' "
-             "AND wait_event_type = 'Lock'");
+    wait_for(database, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kasava' "
+                       "AND wait_event_type = 'Lock'");
     CHECK(count(database, "SELECT count(*) FROM blobs") == blobs + 1);  // sent before the swap
     publisher.signal(SIGKILL);
     CHECK(publisher.wait() == -SIGKILL);
   }
-  server.psql(database, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'psql' "
-                        "AND query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()");
-  int status = 0;
-  ::waitpid(locker, &status, 0);
+  release_lock(database, locker);
   // Readers still see the old snapshot, whole.
   CHECK(server.psql(database, "SELECT commit_id FROM refs") == old_commit);
   CHECK(count(database, "SELECT count(*) FROM snapshot_files") ==
@@ -342,32 +319,16 @@ TEST_CASE("store: Ctrl-C stops a publish before it sends or swaps, with one line
 
   // Another session holds the publishers' lock as a collection would: the publish waits for it
   // with its local index complete, is interrupted there, and stops once it has the lock.
-  const pid_t locker = ::fork();
-  if (locker == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    const std::string conninfo = server.socket_conninfo(database);
-    ::execlp("psql", "psql", "-X", "-q", "-d", conninfo.c_str(), "-c",
-             ("SELECT pg_advisory_lock(" + std::to_string(0x6b61736176610002) + "), pg_sleep(120);").c_str(),
-             static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  const auto wait_for = [&](const std::string& sql) {
-    for (int i = 0; i < 600 && count(database, sql) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    REQUIRE(count(database, sql) == 1);
-  };
-  wait_for("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted");
+  const pid_t locker = hold_lock(database, "SELECT pg_advisory_lock(" + std::to_string(pgstore::k_collect_lock) + ")");
+  wait_for(database, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' "
+                     "AND granted");
   TempDir logs("logs");
   {
     BackgroundKasava publisher({"index", "--store", uri, "--name", "acme/stop"}, repo.root(), logs / "stopped");
-    wait_for("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kasava' "
-             "AND wait_event_type = 'Lock'");
+    wait_for(database, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kasava' "
+                       "AND wait_event_type = 'Lock'");
     publisher.signal(SIGINT);
-    server.psql(database, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'psql' "
-                          "AND query LIKE '%pg_sleep(120)%' AND pid <> pg_backend_pid()");
+    release_lock(database, locker);
     CHECK(publisher.wait() == 130);
     INFO(publisher.err());
     CHECK(lines_of(publisher.err()).size() == 1);
@@ -375,8 +336,6 @@ TEST_CASE("store: Ctrl-C stops a publish before it sends or swaps, with one line
     CHECK(publisher.err().find("run `kasava index --store` again") != std::string::npos);
     CHECK(publisher.out().find("files indexed") != std::string::npos);  // the local summary
   }
-  int status = 0;
-  ::waitpid(locker, &status, 0);
   CHECK(count(database, "SELECT count(*) FROM refs") == 0);
   CHECK(count(database, "SELECT count(*) FROM blobs") == 0);
 
