@@ -100,7 +100,7 @@ class Kasava:
         self.features_by_query = {}
         self.store = None  # --store: the URL asked by the "+store" and "+store-all" runs
         self.store_name = None  # and the name this repository is published under
-        self.store_ref = None  # and the ref (at parents: one per query), or its branch
+        self.store_ref = None  # and the ref: one per query at parents, else the default
         if not os.access(binary, os.X_OK):
             raise Failure(f"kasava binary {binary}: not found or not executable (build it, or pass --binary)")
         ask_help = self._help("ask")
